@@ -1,0 +1,34 @@
+'use strict'
+// duroxide-node: durable orchestrations for Node.js.
+// The public API; see index.d.ts for types and docs/api-reference.md.
+const native = require('./lib/native')
+const { SqliteProvider, PostgresProvider } = require('./lib/providers')
+const { Runtime } = require('./lib/runtime')
+const { Client } = require('./lib/client')
+const { OrchestrationContext } = require('./lib/orchestration-context')
+const { ActivityContext } = require('./lib/activity-context')
+const { initTracing } = require('./lib/tracing')
+const errors = require('./lib/errors')
+
+module.exports = {
+  SqliteProvider,
+  PostgresProvider,
+  Runtime,
+  Client,
+  OrchestrationContext,
+  ActivityContext,
+  initTracing,
+  MAX_WORKER_TAGS: native.MAX_WORKER_TAGS,
+  MAX_TAG_NAME_BYTES: native.MAX_TAG_NAME_BYTES,
+  MAX_KV_KEYS: native.MAX_KV_KEYS,
+  MAX_KV_VALUE_BYTES: native.MAX_KV_VALUE_BYTES,
+  MAX_CUSTOM_STATUS_BYTES: native.MAX_CUSTOM_STATUS_BYTES,
+  DuroxideError: errors.DuroxideError,
+  InvalidOptionError: errors.InvalidOptionError,
+  InvalidArgumentError: errors.InvalidArgumentError,
+  NotFoundError: errors.NotFoundError,
+  TimeoutError: errors.TimeoutError,
+  ProviderError: errors.ProviderError,
+  RuntimeStateError: errors.RuntimeStateError,
+  OrchestrationFailedError: errors.OrchestrationFailedError,
+}

@@ -1,0 +1,117 @@
+'use strict'
+// Error classes of the package. Every error thrown or rejected by duroxide-node
+// is a DuroxideError with a stable `code`. Native errors arrive as
+// "[ERR_CODE] message" (see src/errors.rs) and are turned into these classes
+// here, keeping the native error as `cause`.
+
+class DuroxideError extends Error {
+  constructor(message, code = 'ERR_INTERNAL', options) {
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
+  }
+}
+
+class InvalidOptionError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_INVALID_OPTION', options) }
+}
+class InvalidArgumentError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_INVALID_ARGUMENT', options) }
+}
+class NotFoundError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_NOT_FOUND', options) }
+}
+class TimeoutError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_TIMEOUT', options) }
+}
+class ProviderError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_PROVIDER', options) }
+}
+class RuntimeStateError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_RUNTIME_STATE', options) }
+}
+/** waitForOrchestrationTyped on an instance that failed. */
+class OrchestrationFailedError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_ORCHESTRATION_FAILED', options) }
+}
+
+const byCode = {
+  ERR_INVALID_OPTION: InvalidOptionError,
+  ERR_INVALID_ARGUMENT: InvalidArgumentError,
+  ERR_NOT_FOUND: NotFoundError,
+  ERR_TIMEOUT: TimeoutError,
+  ERR_PROVIDER: ProviderError,
+  ERR_RUNTIME_STATE: RuntimeStateError,
+}
+
+/** Turns an error thrown by the native module into one of the classes above. */
+function fromNative(err) {
+  if (err instanceof DuroxideError) return err
+  const text = err && typeof err.message === 'string' ? err.message : String(err)
+  const m = /^\[(ERR_[A-Z_]+)\] ([\s\S]*)$/.exec(text)
+  if (m) {
+    const Cls = byCode[m[1]]
+    return Cls ? new Cls(m[2], { cause: err }) : new DuroxideError(m[2], m[1], { cause: err })
+  }
+  // napi's own argument conversion ("Failed to convert ...") is a caller error.
+  if (err && (err.code === 'InvalidArg' || err.code === 'NumberExpected' || err.code === 'StringExpected' ||
+      err.code === 'ObjectExpected' || err.code === 'FunctionExpected' || err.code === 'BooleanExpected')) {
+    return new InvalidArgumentError(text, { cause: err })
+  }
+  return new DuroxideError(text, 'ERR_INTERNAL', { cause: err })
+}
+
+/** Runs a synchronous native call, rethrowing its error as a DuroxideError. */
+function sync(fn) {
+  try {
+    return fn()
+  } catch (err) {
+    throw fromNative(err)
+  }
+}
+
+/** Awaits a native call (which may also throw synchronously while converting arguments). */
+async function call(fn) {
+  try {
+    return await fn()
+  } catch (err) {
+    throw fromNative(err)
+  }
+}
+
+/** A readable name of what a value is, for messages. */
+function describe(value) {
+  if (value === null) return 'null'
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `${typeof value} ${String(value)}`
+  if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}`
+  if (typeof value === 'symbol') return `a symbol`
+  if (typeof value.then === 'function') return 'a Promise (orchestrations cannot await; yield a ctx task instead)'
+  if (Array.isArray(value)) return `an array of length ${value.length}`
+  const ctor = value.constructor && value.constructor.name
+  return ctor && ctor !== 'Object' ? `an instance of ${ctor}` : 'a plain object'
+}
+
+/** The message of anything thrown. */
+function messageOf(err) {
+  if (err instanceof Error) return err.message
+  if (typeof err === 'string') return err
+  return `non-Error value thrown: ${describe(err)}`
+}
+
+module.exports = {
+  DuroxideError,
+  InvalidOptionError,
+  InvalidArgumentError,
+  NotFoundError,
+  TimeoutError,
+  ProviderError,
+  RuntimeStateError,
+  OrchestrationFailedError,
+  fromNative,
+  sync,
+  call,
+  describe,
+  messageOf,
+}

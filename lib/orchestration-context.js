@@ -1,0 +1,244 @@
+'use strict'
+// OrchestrationContext: the first argument of an orchestration generator.
+// Durable operations return Tasks to `yield`; the synchronous calls go to the
+// native handle that belongs to this invocation.
+const { InvalidArgumentError, describe } = require('./errors')
+const { encode } = require('./json')
+const { Task, descriptorsOf } = require('./tasks')
+const { nonEmptyString, optionalString, nonNegativeNumber } = require('./validate')
+
+function retrySpec(retry) {
+  if (retry === null || typeof retry !== 'object') {
+    throw new InvalidArgumentError(`retry must be an object like { maxAttempts: 3 }, got ${describe(retry)}`)
+  }
+  const known = ['maxAttempts', 'timeoutMs', 'totalTimeoutMs', 'backoff']
+  for (const key of Object.keys(retry)) {
+    if (!known.includes(key)) throw new InvalidArgumentError(`retry.${key} is not a retry option (expected ${known.join(', ')})`)
+  }
+  const spec = { maxAttempts: retry.maxAttempts }
+  if (typeof retry.maxAttempts !== 'number') {
+    throw new InvalidArgumentError(`retry.maxAttempts must be a number, got ${describe(retry.maxAttempts)}`)
+  }
+  if (retry.timeoutMs != null) spec.timeoutMs = nonNegativeNumber('retry.timeoutMs', retry.timeoutMs)
+  if (retry.totalTimeoutMs != null) spec.totalTimeoutMs = nonNegativeNumber('retry.totalTimeoutMs', retry.totalTimeoutMs)
+  if (retry.backoff != null) spec.backoff = retry.backoff
+  return spec
+}
+
+class OrchestrationContext {
+  #native
+
+  /** @internal */
+  constructor(native, info) {
+    this.#native = native
+    this.instanceId = info.instanceId
+    this.executionId = info.executionId
+    this.orchestrationName = info.orchestrationName
+    this.orchestrationVersion = info.orchestrationVersion
+  }
+
+  /** True while the runtime replays history (traces are suppressed then). */
+  get isReplaying() {
+    return this.#native.isReplaying
+  }
+
+  // ---- activities ---------------------------------------------------------
+  scheduleActivity(name, input, options) {
+    const d = { kind: 'activity', name: nonEmptyString('name', name), input: encode(input, 'input') }
+    const sessionId = options && optionalString('options.sessionId', options.sessionId)
+    if (sessionId !== undefined) d.sessionId = nonEmptyString('options.sessionId', sessionId)
+    return new Task(d)
+  }
+
+  scheduleActivityOnSession(name, input, sessionId) {
+    return this.scheduleActivity(name, input, { sessionId: nonEmptyString('sessionId', sessionId) })
+  }
+
+  scheduleActivityWithRetry(name, input, retry) {
+    return new Task({ kind: 'activity', name: nonEmptyString('name', name), input: encode(input, 'input'), retry: retrySpec(retry) })
+  }
+
+  scheduleActivityWithRetryOnSession(name, input, retry, sessionId) {
+    return new Task({
+      kind: 'activity',
+      name: nonEmptyString('name', name),
+      input: encode(input, 'input'),
+      retry: retrySpec(retry),
+      sessionId: nonEmptyString('sessionId', sessionId),
+    })
+  }
+
+  // ---- timers and events --------------------------------------------------
+  scheduleTimer(delayMs) {
+    if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0) {
+      throw new InvalidArgumentError(`delayMs must be a non-negative integer, got ${describe(delayMs)}`)
+    }
+    return new Task({ kind: 'timer', delayMs })
+  }
+
+  waitForEvent(name) {
+    return new Task({ kind: 'event', name: nonEmptyString('name', name) })
+  }
+
+  dequeueEvent(queueName) {
+    return new Task({ kind: 'dequeue', queue: nonEmptyString('queueName', queueName) })
+  }
+
+  // ---- sub-orchestrations and detached starts -------------------------------
+  scheduleSubOrchestration(name, input) {
+    return new Task({ kind: 'subOrchestration', name: nonEmptyString('name', name), input: encode(input, 'input') })
+  }
+
+  scheduleSubOrchestrationWithId(name, instanceId, input) {
+    return new Task({
+      kind: 'subOrchestration',
+      name: nonEmptyString('name', name),
+      instanceId: nonEmptyString('instanceId', instanceId),
+      input: encode(input, 'input'),
+    })
+  }
+
+  scheduleSubOrchestrationVersioned(name, version, input) {
+    return new Task({
+      kind: 'subOrchestration',
+      name: nonEmptyString('name', name),
+      version: nonEmptyString('version', version),
+      input: encode(input, 'input'),
+    })
+  }
+
+  scheduleSubOrchestrationVersionedWithId(name, version, instanceId, input) {
+    return new Task({
+      kind: 'subOrchestration',
+      name: nonEmptyString('name', name),
+      version: nonEmptyString('version', version),
+      instanceId: nonEmptyString('instanceId', instanceId),
+      input: encode(input, 'input'),
+    })
+  }
+
+  startOrchestration(name, instanceId, input) {
+    return new Task({
+      kind: 'startOrchestration',
+      name: nonEmptyString('name', name),
+      instanceId: nonEmptyString('instanceId', instanceId),
+      input: encode(input, 'input'),
+    })
+  }
+
+  startOrchestrationVersioned(name, version, instanceId, input) {
+    return new Task({
+      kind: 'startOrchestration',
+      name: nonEmptyString('name', name),
+      version: nonEmptyString('version', version),
+      instanceId: nonEmptyString('instanceId', instanceId),
+      input: encode(input, 'input'),
+    })
+  }
+
+  // ---- deterministic values -------------------------------------------------
+  newGuid() {
+    return new Task({ kind: 'newGuid' })
+  }
+
+  utcNow() {
+    return new Task({ kind: 'utcNow' })
+  }
+
+  // ---- continue-as-new --------------------------------------------------------
+  continueAsNew(input) {
+    return new Task({ kind: 'continueAsNew', input: encode(input, 'input') })
+  }
+
+  continueAsNewVersioned(input, version) {
+    return new Task({ kind: 'continueAsNew', input: encode(input, 'input'), version: nonEmptyString('version', version) })
+  }
+
+  getValueFromInstance(instanceId, key) {
+    return new Task({ kind: 'getValueFromInstance', instanceId: nonEmptyString('instanceId', instanceId), key: nonEmptyString('key', key) })
+  }
+
+  // ---- composition ------------------------------------------------------------
+  /** Waits for every task; resolves to `[{ ok: value } | { err: message }]` in task order. */
+  all(tasks) {
+    return new Task({ kind: 'all', tasks: descriptorsOf('all()', tasks) })
+  }
+
+  /** Resolves to `{ index, value }` of the first task to finish; the others are cancelled. */
+  race(...tasks) {
+    const list = tasks.length === 1 && Array.isArray(tasks[0]) ? tasks[0] : tasks
+    if (list.length === 0) throw new InvalidArgumentError('race() needs at least one task')
+    return new Task({ kind: 'race', tasks: descriptorsOf('race()', list) })
+  }
+
+  // ---- custom status ------------------------------------------------------------
+  setCustomStatus(status) {
+    if (typeof status !== 'string') throw new InvalidArgumentError(`status must be a string, got ${describe(status)}`)
+    this.#native.setCustomStatus(status)
+  }
+
+  resetCustomStatus() {
+    this.#native.resetCustomStatus()
+  }
+
+  getCustomStatus() {
+    return this.#native.getCustomStatus() ?? null
+  }
+
+  // ---- key-value state ------------------------------------------------------------
+  /** Values are strings; anything else is stored JSON-encoded. */
+  setValue(key, value) {
+    nonEmptyString('key', key)
+    this.#native.setValue(key, typeof value === 'string' ? value : encode(value, 'value'))
+  }
+
+  getValue(key) {
+    return this.#native.getValue(nonEmptyString('key', key)) ?? null
+  }
+
+  clearValue(key) {
+    this.#native.clearValue(nonEmptyString('key', key))
+  }
+
+  clearAllValues() {
+    this.#native.clearAllValues()
+  }
+
+  getKvAllValues() {
+    return { ...this.#native.getKvAllValues() }
+  }
+
+  getKvAllKeys() {
+    return this.#native.getKvAllKeys()
+  }
+
+  getKvLength() {
+    return this.#native.getKvLength()
+  }
+
+  pruneKvValuesUpdatedBefore(cutoffMs) {
+    return this.#native.pruneKvValuesUpdatedBefore(nonNegativeNumber('cutoffMs', cutoffMs))
+  }
+
+  // ---- traces (suppressed while replaying) ---------------------------------------------
+  traceInfo(message) { this.#native.trace('info', String(message)) }
+  traceWarn(message) { this.#native.trace('warn', String(message)) }
+  traceError(message) { this.#native.trace('error', String(message)) }
+  traceDebug(message) { this.#native.trace('debug', String(message)) }
+}
+
+// Typed aliases: results already arrive parsed, so they are the same tasks.
+for (const name of [
+  'scheduleActivity', 'scheduleActivityOnSession', 'scheduleActivityWithRetry',
+  'scheduleActivityWithRetryOnSession', 'scheduleSubOrchestration', 'scheduleSubOrchestrationWithId',
+  'waitForEvent', 'dequeueEvent', 'startOrchestration', 'startOrchestrationVersioned', 'continueAsNew',
+  'all', 'race',
+]) {
+  Object.defineProperty(OrchestrationContext.prototype, `${name}Typed`, {
+    value: OrchestrationContext.prototype[name],
+    writable: true,
+    configurable: true,
+  })
+}
+
+module.exports = { OrchestrationContext }

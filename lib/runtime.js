@@ -1,0 +1,227 @@
+'use strict'
+// Runtime: registrations, the JS side of the bridge, and the lifecycle.
+//
+// The four bridge callbacks (see src/bridge/mod.rs for the table):
+//   orchestrationStep(call)      -> Step, called synchronously from Rust
+//   orchestrationDispose(id)     -> drops a finished invocation's generator
+//   activityStart(call)          -> Promise<{ok} | {err}>
+//   activityCancel(id)           -> aborts that activity's AbortSignal
+// None of them throws: user errors travel inside the returned values.
+const native = require('./native')
+const { InvalidArgumentError, InvalidOptionError, sync, call, describe, messageOf } = require('./errors')
+const { encode, decode } = require('./json')
+const { Task, decodeOutcome } = require('./tasks')
+const { OrchestrationContext } = require('./orchestration-context')
+const { ActivityContext } = require('./activity-context')
+const { nativeProviderOf } = require('./providers')
+const { nonEmptyString, func } = require('./validate')
+
+const DEFAULT_VERSION = '1.0.0'
+
+/** Copies an options object for Rust, dropping `undefined` and refusing what JSON cannot carry. */
+function optionValue(path, value) {
+  if (value === undefined) return undefined
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new InvalidOptionError(`${path} must be a finite number, got ${value}`)
+    return value
+  }
+  if (Array.isArray(value)) return value.map((v, i) => optionValue(`${path}[${i}]`, v))
+  if (typeof value === 'object') {
+    const out = {}
+    for (const [k, v] of Object.entries(value)) {
+      const c = optionValue(path ? `${path}.${k}` : k, v)
+      if (c !== undefined) out[k] = c
+    }
+    return out
+  }
+  throw new InvalidOptionError(`${path} has an unsupported value: ${describe(value)}`)
+}
+
+function isIterator(value) {
+  return value != null && typeof value.next === 'function' && typeof value.throw === 'function'
+}
+
+class Runtime {
+  #native
+  #provider
+  #orchestrations = new Map() // name -> Map(version -> generator function)
+  #activities = new Map() // name -> async function
+  #generators = new Map() // invocation -> { iterator }
+  #aborts = new Map() // invocation -> AbortController
+
+  constructor(provider, options) {
+    const handle = nativeProviderOf(provider, 'new Runtime()')
+    if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+      throw new InvalidOptionError(`options must be an object, got ${describe(options)}`)
+    }
+    const clean = options == null ? undefined : optionValue('', options)
+    this.#native = sync(() => new native.NativeRuntime(handle, clean))
+    this.#provider = provider
+  }
+
+  registerActivity(name, fn) {
+    nonEmptyString('name', name)
+    func('activity', fn)
+    sync(() => this.#native.registerActivity(name))
+    this.#activities.set(name, fn)
+    return this
+  }
+
+  registerOrchestration(name, fn) {
+    return this.registerOrchestrationVersioned(name, DEFAULT_VERSION, fn)
+  }
+
+  registerOrchestrationVersioned(name, version, fn) {
+    nonEmptyString('name', name)
+    nonEmptyString('version', version)
+    func('orchestration', fn)
+    sync(() => this.#native.registerOrchestration(name, version))
+    if (!this.#orchestrations.has(name)) this.#orchestrations.set(name, new Map())
+    this.#orchestrations.get(name).set(version, fn)
+    return this
+  }
+
+  /** Resolves once dispatching has begun. */
+  async start() {
+    return call(() =>
+      this.#native.start(
+        (c) => this.#orchestrationStep(c),
+        (id) => { this.#generators.delete(id) },
+        (c) => this.#activityStart(c),
+        (id) => this.#activityCancel(id),
+      ),
+    )
+  }
+
+  /** Stops fetching, lets in-flight work finish for at most `timeoutMs`, returns once drained. */
+  async shutdown(timeoutMs) {
+    if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs >= 0))) {
+      throw new InvalidArgumentError(`timeoutMs must be a non-negative number, got ${describe(timeoutMs)}`)
+    }
+    await call(() => this.#native.shutdown(timeoutMs))
+    for (const controller of this.#aborts.values()) controller.abort(new Error('runtime shut down'))
+    this.#aborts.clear()
+    this.#generators.clear()
+  }
+
+  /** Counters of the runtime, or null before start. */
+  metricsSnapshot() {
+    return this.#native.metricsSnapshot() ?? null
+  }
+
+  /** Every option as handed to duroxide, defaults filled in. */
+  effectiveOptions() {
+    return this.#native.effectiveOptions()
+  }
+
+  // ---- orchestration bridge --------------------------------------------------
+  #orchestrationStep(c) {
+    try {
+      if (c.start) return this.#startGenerator(c.invocation, c.start)
+      const entry = this.#generators.get(c.invocation)
+      if (!entry) return { throw: `internal: no generator for invocation ${c.invocation}` }
+      let value
+      try {
+        value = decodeOutcome(c.outcome)
+      } catch (err) {
+        return this.#advance(c.invocation, entry, () => entry.iterator.throw(err))
+      }
+      return this.#advance(c.invocation, entry, () => entry.iterator.next(value))
+    } catch (err) {
+      return { throw: `internal bridge error: ${messageOf(err)}` }
+    }
+  }
+
+  #startGenerator(invocation, s) {
+    const versions = this.#orchestrations.get(s.orchestrationName)
+    const fn = versions && versions.get(s.orchestrationVersion)
+    if (!fn) {
+      return { throw: `orchestration '${s.orchestrationName}' version ${s.orchestrationVersion} has no function on this runtime` }
+    }
+    const ctx = new OrchestrationContext(s.context, s)
+    let iterator
+    try {
+      iterator = fn(ctx, decode(s.input))
+    } catch (err) {
+      return { throw: messageOf(err) }
+    }
+    if (!isIterator(iterator)) {
+      if (iterator && typeof iterator.then === 'function') {
+        iterator.then(undefined, () => {}) // an async function's rejection must not go unhandled
+        return { throw: `orchestration '${s.orchestrationName}' must be a generator function (function*), not an async function` }
+      }
+      return { throw: `orchestration '${s.orchestrationName}' must be a generator function (function*); it returned ${describe(iterator)}` }
+    }
+    const entry = { iterator }
+    this.#generators.set(invocation, entry)
+    return this.#advance(invocation, entry, () => iterator.next())
+  }
+
+  #advance(invocation, entry, step) {
+    let r
+    try {
+      r = step()
+    } catch (err) {
+      this.#generators.delete(invocation)
+      return { throw: messageOf(err) }
+    }
+    if (r.done) {
+      this.#generators.delete(invocation)
+      try {
+        return { return: encode(r.value, 'orchestration result') }
+      } catch (err) {
+        return { throw: err.message }
+      }
+    }
+    if (!(r.value instanceof Task)) {
+      this.#generators.delete(invocation)
+      return {
+        throw: `orchestration yielded ${describe(r.value)}, which is not a task; yield a task from ctx (scheduleActivity, scheduleTimer, waitForEvent, all, race, ...)`,
+      }
+    }
+    return { yield: r.value.descriptor }
+  }
+
+  // ---- activity bridge ---------------------------------------------------------
+  async #activityStart(c) {
+    const fn = this.#activities.get(c.activityName)
+    if (!fn) return { err: `activity '${c.activityName}' has no function on this runtime` }
+    const controller = new AbortController()
+    this.#aborts.set(c.invocation, controller)
+    try {
+      const ctx = new ActivityContext(c.context, c, controller.signal, () => {
+        const { Client } = require('./client')
+        return new Client(this.#provider)
+      })
+      let result
+      try {
+        result = await fn(ctx, decode(c.input))
+      } catch (err) {
+        if (err instanceof Error) return { err: err.message }
+        return { err: `activity '${c.activityName}' threw a non-Error value: ${describe(err)}` }
+      }
+      try {
+        return { ok: encode(result, `result of activity '${c.activityName}'`) }
+      } catch (err) {
+        return { err: err.message }
+      }
+    } catch (err) {
+      return { err: `internal bridge error in activity '${c.activityName}': ${messageOf(err)}` }
+    } finally {
+      this.#aborts.delete(c.invocation)
+    }
+  }
+
+  #activityCancel(invocation) {
+    const controller = this.#aborts.get(invocation)
+    if (controller) controller.abort(new Error('activity cancelled'))
+  }
+}
+
+// Typed aliases: identical behaviour (payloads are JSON either way).
+Runtime.prototype.registerActivityTyped = Runtime.prototype.registerActivity
+Runtime.prototype.registerOrchestrationTyped = Runtime.prototype.registerOrchestration
+Runtime.prototype.registerOrchestrationVersionedTyped = Runtime.prototype.registerOrchestrationVersioned
+
+module.exports = { Runtime }

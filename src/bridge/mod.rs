@@ -1,0 +1,80 @@
+//! The JS bridges: how the duroxide runtime calls back into JavaScript.
+//!
+//! All JS entry points of one runtime arrive in `NativeRuntime.start()` as a
+//! [`JsCallbacks`] set of threadsafe functions, owned by that runtime and
+//! released by its shutdown. Their JS signatures (implemented in
+//! `lib/runtime.js`):
+//!
+//! | Rust field         | JS signature                                             | called      |
+//! |--------------------|----------------------------------------------------------|-------------|
+//! | `orchestration_step`   | `(call: OrchestrationCall) => Step`                  | blocking, from a tokio thread in `block_in_place` |
+//! | `orchestration_dispose`| `(invocation: number) => void`                       | fire and forget |
+//! | `activity_start`   | `(call: ActivityCall) => Promise<{ok: string} \| {err: string}>` | async |
+//! | `activity_cancel`  | `(invocation: number) => void`                           | fire and forget |
+//!
+//! `Step` is `{ yield: TaskDescriptor } | { return: string } | { throw: string }`
+//! (see `tasks.rs`). The JS side never throws across the boundary: user errors
+//! travel inside those values.
+
+pub mod activity;
+pub mod orchestration;
+pub mod tasks;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, RwLock};
+
+use napi::bindgen_prelude::Promise;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Status;
+
+use crate::errors::{BridgeError, BridgeResult};
+
+/// `(call: OrchestrationCall) => Step`
+pub type OrchestrationStepFn =
+    ThreadsafeFunction<orchestration::OrchestrationCall, serde_json::Value, orchestration::OrchestrationCall, Status, false>;
+/// `(invocation: number) => void`
+pub type DisposeFn = ThreadsafeFunction<u32, (), u32, Status, false>;
+/// `(call: ActivityCall) => Promise<ActivityOutcome>`
+pub type ActivityStartFn =
+    ThreadsafeFunction<activity::ActivityCall, Promise<serde_json::Value>, activity::ActivityCall, Status, false>;
+
+/// The JS functions one started runtime calls.
+pub struct JsCallbacks {
+    pub orchestration_step: OrchestrationStepFn,
+    pub orchestration_dispose: DisposeFn,
+    pub activity_start: ActivityStartFn,
+    pub activity_cancel: DisposeFn,
+}
+
+/// What a runtime's handlers share: the callbacks while the runtime runs, and
+/// the counter that names invocations on the JS side.
+#[derive(Default)]
+pub struct Bridge {
+    callbacks: RwLock<Option<Arc<JsCallbacks>>>,
+    next_invocation: AtomicU32,
+}
+
+impl Bridge {
+    pub fn install(&self, callbacks: JsCallbacks) {
+        *self.callbacks.write().expect("bridge lock") = Some(Arc::new(callbacks));
+    }
+
+    /// Drops the runtime's reference to the JS functions; once in-flight
+    /// invocations finish, the threadsafe functions are released and no longer
+    /// keep the Node event loop alive.
+    pub fn release(&self) {
+        self.callbacks.write().expect("bridge lock").take();
+    }
+
+    pub fn callbacks(&self) -> BridgeResult<Arc<JsCallbacks>> {
+        self.callbacks
+            .read()
+            .expect("bridge lock")
+            .clone()
+            .ok_or_else(|| BridgeError::RuntimeState("the runtime is not running".into()))
+    }
+
+    pub fn next_invocation(&self) -> u32 {
+        self.next_invocation.fetch_add(1, Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,463 @@
+//! Task descriptors: what a JS generator yields, and how each becomes a
+//! duroxide future.
+//!
+//! A descriptor crosses as a plain JS object (`{ kind: 'activity', name, input, ... }`);
+//! every payload inside it is already a JSON string, so nothing is encoded twice.
+//! The result goes back as an [`Outcome`], which `lib/tasks.js` decodes.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, UNIX_EPOCH};
+
+use duroxide::{BackoffStrategy, OrchestrationContext, RetryPolicy};
+use serde::{Deserialize, Serialize};
+
+use crate::errors::{BridgeError, BridgeResult};
+
+/// A durable operation yielded by an orchestration generator.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum TaskDescriptor {
+    #[serde(rename_all = "camelCase")]
+    Activity {
+        name: String,
+        input: String,
+        session_id: Option<String>,
+        tag: Option<String>,
+        retry: Option<RetrySpec>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Timer { delay_ms: f64 },
+    Event { name: String },
+    Dequeue { queue: String },
+    #[serde(rename_all = "camelCase")]
+    SubOrchestration {
+        name: String,
+        input: String,
+        instance_id: Option<String>,
+        version: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    StartOrchestration {
+        name: String,
+        instance_id: String,
+        input: String,
+        version: Option<String>,
+    },
+    NewGuid,
+    UtcNow,
+    ContinueAsNew { input: String, version: Option<String> },
+    #[serde(rename_all = "camelCase")]
+    GetValueFromInstance { instance_id: String, key: String },
+    All { tasks: Vec<TaskDescriptor> },
+    Race { tasks: Vec<TaskDescriptor> },
+}
+
+/// `retry` of `scheduleActivityWithRetry`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetrySpec {
+    pub max_attempts: f64,
+    pub timeout_ms: Option<f64>,
+    pub total_timeout_ms: Option<f64>,
+    pub backoff: Option<BackoffSpec>,
+}
+
+/// `'none' | 'fixed' | 'linear' | 'exponential'` or the object form.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum BackoffSpec {
+    Named(String),
+    Custom(BackoffObject),
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BackoffObject {
+    pub kind: String,
+    pub base_ms: Option<f64>,
+    pub delay_ms: Option<f64>,
+    pub multiplier: Option<f64>,
+    pub max_ms: Option<f64>,
+}
+
+/// The result of a task, as `lib/tasks.js` decodes it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    /// A JSON payload.
+    Ok(String),
+    /// A failure message (activity error, sub-orchestration failure, ...).
+    Err(String),
+    /// `all`: one outcome per task, in task order.
+    All(Vec<Outcome>),
+    /// `race`: the winner's index and outcome.
+    Race { index: usize, outcome: Box<Outcome> },
+}
+
+pub type TaskFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
+    if !(value.is_finite() && value >= 0.0 && value.fract() == 0.0) {
+        return Err(BridgeError::InvalidArgument(format!(
+            "{field} must be a non-negative integer number of milliseconds, got {value}"
+        )));
+    }
+    Ok(Duration::from_millis(value as u64))
+}
+
+fn non_empty(field: &str, value: &str) -> BridgeResult<()> {
+    if value.is_empty() {
+        return Err(BridgeError::InvalidArgument(format!("{field} must be a non-empty string")));
+    }
+    Ok(())
+}
+
+/// Root instance ids may not look like auto-generated sub-orchestration ids;
+/// duroxide asserts on them, which would fail the turn with a panic.
+fn root_instance_id(field: &str, id: &str) -> BridgeResult<()> {
+    non_empty(field, id)?;
+    if id.starts_with("sub::") || id.contains("::sub::") {
+        return Err(BridgeError::InvalidArgument(format!(
+            "{field} '{id}' uses the reserved 'sub::' prefix of generated sub-orchestration ids"
+        )));
+    }
+    Ok(())
+}
+
+fn semver(field: &str, version: &Option<String>) -> BridgeResult<()> {
+    if let Some(v) = version {
+        semver::Version::parse(v).map_err(|e| {
+            BridgeError::InvalidArgument(format!("{field} '{v}' is not a semver version: {e}"))
+        })?;
+    }
+    Ok(())
+}
+
+fn backoff(spec: &BackoffSpec) -> BridgeResult<BackoffStrategy> {
+    let ms = |field: &str, v: Option<f64>, default: u64| -> BridgeResult<Duration> {
+        match v {
+            Some(v) => millis(field, v),
+            None => Ok(Duration::from_millis(default)),
+        }
+    };
+    match spec {
+        BackoffSpec::Named(name) => match name.as_str() {
+            "none" => Ok(BackoffStrategy::None),
+            "fixed" => Ok(BackoffStrategy::Fixed { delay: Duration::from_secs(1) }),
+            "linear" => Ok(BackoffStrategy::Linear {
+                base: Duration::from_millis(100),
+                max: Duration::from_secs(30),
+            }),
+            "exponential" => Ok(BackoffStrategy::default()),
+            other => Err(BridgeError::InvalidArgument(format!(
+                "retry.backoff must be 'none', 'fixed', 'linear' or 'exponential', got '{other}'"
+            ))),
+        },
+        BackoffSpec::Custom(o) => match o.kind.as_str() {
+            "none" => Ok(BackoffStrategy::None),
+            "fixed" => Ok(BackoffStrategy::Fixed {
+                delay: ms("retry.backoff.delayMs", o.delay_ms.or(o.base_ms), 1000)?,
+            }),
+            "linear" => Ok(BackoffStrategy::Linear {
+                base: ms("retry.backoff.baseMs", o.base_ms, 100)?,
+                max: ms("retry.backoff.maxMs", o.max_ms, 30_000)?,
+            }),
+            "exponential" => {
+                let multiplier = o.multiplier.unwrap_or(2.0);
+                if !(multiplier.is_finite() && multiplier >= 1.0) {
+                    return Err(BridgeError::InvalidArgument(format!(
+                        "retry.backoff.multiplier must be a number >= 1, got {multiplier}"
+                    )));
+                }
+                Ok(BackoffStrategy::Exponential {
+                    base: ms("retry.backoff.baseMs", o.base_ms, 100)?,
+                    multiplier,
+                    max: ms("retry.backoff.maxMs", o.max_ms, 30_000)?,
+                })
+            }
+            other => Err(BridgeError::InvalidArgument(format!(
+                "retry.backoff.kind must be 'none', 'fixed', 'linear' or 'exponential', got '{other}'"
+            ))),
+        },
+    }
+}
+
+fn retry_policy(spec: &RetrySpec) -> BridgeResult<RetryPolicy> {
+    let n = spec.max_attempts;
+    if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX)) {
+        return Err(BridgeError::InvalidArgument(format!(
+            "retry.maxAttempts must be an integer >= 1, got {n}"
+        )));
+    }
+    let mut policy = RetryPolicy::new(n as u32);
+    if let Some(b) = &spec.backoff {
+        policy = policy.with_backoff(backoff(b)?);
+    }
+    // duroxide has one per-attempt timeout; `totalTimeoutMs` is its legacy alias.
+    if let Some(t) = spec.timeout_ms.or(spec.total_timeout_ms) {
+        policy = policy.with_timeout(millis("retry.timeoutMs", t)?);
+    }
+    Ok(policy)
+}
+
+fn from_result(r: Result<String, String>) -> Outcome {
+    match r {
+        Ok(v) => Outcome::Ok(v),
+        Err(e) => Outcome::Err(e),
+    }
+}
+
+/// Checks a descriptor completely before anything is scheduled, so a bad
+/// descriptor inside an `all` does not leave its siblings half-scheduled.
+pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
+    match task {
+        TaskDescriptor::Activity { name, session_id, tag, retry, .. } => {
+            non_empty("activity name", name)?;
+            if let Some(s) = session_id {
+                non_empty("sessionId", s)?;
+            }
+            if let Some(t) = tag {
+                non_empty("tag", t)?;
+            }
+            if let Some(r) = retry {
+                retry_policy(r)?;
+            }
+        }
+        TaskDescriptor::Timer { delay_ms } => {
+            millis("delayMs", *delay_ms)?;
+        }
+        TaskDescriptor::Event { name } => non_empty("event name", name)?,
+        TaskDescriptor::Dequeue { queue } => non_empty("queue name", queue)?,
+        TaskDescriptor::SubOrchestration { name, instance_id, version, .. } => {
+            non_empty("orchestration name", name)?;
+            if let Some(id) = instance_id {
+                root_instance_id("instanceId", id)?;
+            }
+            semver("version", version)?;
+        }
+        TaskDescriptor::StartOrchestration { name, instance_id, version, .. } => {
+            non_empty("orchestration name", name)?;
+            root_instance_id("instanceId", instance_id)?;
+            semver("version", version)?;
+        }
+        TaskDescriptor::ContinueAsNew { version, .. } => semver("version", version)?,
+        TaskDescriptor::GetValueFromInstance { instance_id, key } => {
+            non_empty("instanceId", instance_id)?;
+            non_empty("key", key)?;
+        }
+        TaskDescriptor::All { tasks } => tasks.iter().try_for_each(validate)?,
+        TaskDescriptor::Race { tasks } => {
+            if tasks.is_empty() {
+                return Err(BridgeError::InvalidArgument("race needs at least one task".into()));
+            }
+            tasks.iter().try_for_each(validate)?;
+        }
+        TaskDescriptor::NewGuid | TaskDescriptor::UtcNow => {}
+    }
+    Ok(())
+}
+
+/// Schedules a validated descriptor on `ctx`. Scheduling happens here, in
+/// descriptor order, which is what keeps replay deterministic.
+pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture {
+    match task {
+        TaskDescriptor::Activity { name, input, session_id, tag, retry: Some(spec) } => {
+            let policy = retry_policy(&spec).expect("validated");
+            let ctx = ctx.clone();
+            // duroxide's retry helpers take no tag; a tagged retried activity
+            // would silently lose its routing, so tag + retry is refused in JS.
+            let _ = tag;
+            Box::pin(async move {
+                let r = match session_id {
+                    Some(s) => ctx.schedule_activity_with_retry_on_session(name, input, policy, s).await,
+                    None => ctx.schedule_activity_with_retry(name, input, policy).await,
+                };
+                from_result(r)
+            })
+        }
+        TaskDescriptor::Activity { name, input, session_id, tag, retry: None } => {
+            let mut fut = match session_id {
+                Some(s) => ctx.schedule_activity_on_session(name, input, s),
+                None => ctx.schedule_activity(name, input),
+            };
+            if let Some(t) = tag {
+                fut = fut.with_tag(t);
+            }
+            Box::pin(async move { from_result(fut.await) })
+        }
+        TaskDescriptor::Timer { delay_ms } => {
+            let fut = ctx.schedule_timer(Duration::from_millis(delay_ms as u64));
+            Box::pin(async move {
+                fut.await;
+                Outcome::Ok("null".into())
+            })
+        }
+        TaskDescriptor::Event { name } => {
+            let fut = ctx.schedule_wait(name);
+            Box::pin(async move { Outcome::Ok(fut.await) })
+        }
+        TaskDescriptor::Dequeue { queue } => {
+            let fut = ctx.dequeue_event(queue);
+            Box::pin(async move { Outcome::Ok(fut.await) })
+        }
+        TaskDescriptor::SubOrchestration { name, input, instance_id, version } => {
+            let fut = match instance_id {
+                Some(id) => ctx.schedule_sub_orchestration_versioned_with_id(name, version, id, input),
+                None => ctx.schedule_sub_orchestration_versioned(name, version, input),
+            };
+            Box::pin(async move { from_result(fut.await) })
+        }
+        TaskDescriptor::StartOrchestration { name, instance_id, input, version } => {
+            ctx.schedule_orchestration_versioned(name, version, instance_id, input);
+            Box::pin(std::future::ready(Outcome::Ok("null".into())))
+        }
+        // new_guid, utc_now and continue_as_new return futures that borrow the
+        // context, so they are created inside the owning async block: they
+        // schedule on first poll, which is as deterministic as construction.
+        TaskDescriptor::NewGuid => {
+            let ctx = ctx.clone();
+            Box::pin(async move {
+                match ctx.new_guid().await {
+                    Ok(guid) => Outcome::Ok(serde_json::Value::String(guid).to_string()),
+                    Err(e) => Outcome::Err(e),
+                }
+            })
+        }
+        TaskDescriptor::UtcNow => {
+            let ctx = ctx.clone();
+            Box::pin(async move {
+                match ctx.utc_now().await {
+                    Ok(t) => {
+                        let ms = t.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+                        Outcome::Ok(ms.to_string())
+                    }
+                    Err(e) => Outcome::Err(e),
+                }
+            })
+        }
+        TaskDescriptor::ContinueAsNew { input, version } => {
+            let ctx = ctx.clone();
+            Box::pin(async move {
+                let r = match version {
+                    Some(v) => ctx.continue_as_new_versioned(v, input).await,
+                    None => ctx.continue_as_new(input).await,
+                };
+                from_result(r)
+            })
+        }
+        TaskDescriptor::GetValueFromInstance { instance_id, key } => {
+            let fut = ctx.get_kv_value_from_instance(instance_id, key);
+            Box::pin(async move {
+                match fut.await {
+                    Ok(v) => Outcome::Ok(serde_json::to_string(&v).expect("Option<String> encodes")),
+                    Err(e) => Outcome::Err(e),
+                }
+            })
+        }
+        TaskDescriptor::All { tasks } => {
+            let futures: Vec<TaskFuture> = tasks.into_iter().map(|t| schedule(ctx, t)).collect();
+            let ctx = ctx.clone();
+            Box::pin(async move { Outcome::All(ctx.join(futures).await) })
+        }
+        TaskDescriptor::Race { tasks } => {
+            let futures: Vec<TaskFuture> = tasks.into_iter().map(|t| schedule(ctx, t)).collect();
+            Box::pin(async move {
+                let (index, outcome) = SelectFirst { futures }.await;
+                Outcome::Race { index, outcome: Box::new(outcome) }
+            })
+        }
+    }
+}
+
+/// Polls every task in order and resolves with the first one ready; the
+/// losers are dropped, which makes duroxide cancel them (activities see
+/// cancellation, sub-orchestrations get a cancel request). Polling in order is
+/// what duroxide's own `select2` does, so the winner is the same on replay.
+struct SelectFirst {
+    futures: Vec<TaskFuture>,
+}
+
+impl Future for SelectFirst {
+    type Output = (usize, Outcome);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        for (index, fut) in self.futures.iter_mut().enumerate() {
+            if let Poll::Ready(outcome) = fut.as_mut().poll(cx) {
+                self.futures.clear();
+                return Poll::Ready((index, outcome));
+            }
+        }
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(v: serde_json::Value) -> Result<TaskDescriptor, serde_json::Error> {
+        serde_json::from_value(v)
+    }
+
+    #[test]
+    fn nested_race_inside_all_parses() {
+        let t = parse(serde_json::json!({
+            "kind": "all",
+            "tasks": [
+                {"kind": "race", "tasks": [{"kind": "timer", "delayMs": 5}, {"kind": "event", "name": "go"}]},
+                {"kind": "activity", "name": "A", "input": "1"}
+            ]
+        }))
+        .unwrap();
+        assert!(validate(&t).is_ok());
+    }
+
+    #[test]
+    fn bad_descriptors_are_refused_before_scheduling() {
+        let empty_race = parse(serde_json::json!({"kind": "race", "tasks": []})).unwrap();
+        assert!(validate(&empty_race).unwrap_err().to_string().contains("at least one task"));
+        let reserved = parse(serde_json::json!({
+            "kind": "startOrchestration", "name": "X", "instanceId": "sub::1", "input": "null"
+        }))
+        .unwrap();
+        assert!(validate(&reserved).unwrap_err().to_string().contains("reserved"));
+        let bad_version = parse(serde_json::json!({
+            "kind": "subOrchestration", "name": "X", "input": "null", "version": "v2"
+        }))
+        .unwrap();
+        assert!(validate(&bad_version).unwrap_err().to_string().contains("semver"));
+        let negative_timer = parse(serde_json::json!({"kind": "timer", "delayMs": -1})).unwrap();
+        assert!(validate(&negative_timer).is_err());
+        assert!(parse(serde_json::json!({"kind": "teleport"})).is_err());
+    }
+
+    #[test]
+    fn retry_backoff_forms() {
+        let named = RetrySpec {
+            max_attempts: 3.0,
+            timeout_ms: None,
+            total_timeout_ms: Some(500.0),
+            backoff: Some(BackoffSpec::Named("fixed".into())),
+        };
+        let p = retry_policy(&named).unwrap();
+        assert_eq!(p.timeout, Some(Duration::from_millis(500)));
+        assert_eq!(p.delay_for_attempt(2), Duration::from_secs(1));
+        let custom = RetrySpec {
+            max_attempts: 2.0,
+            timeout_ms: None,
+            total_timeout_ms: None,
+            backoff: Some(BackoffSpec::Custom(BackoffObject {
+                kind: "exponential".into(),
+                base_ms: Some(10.0),
+                delay_ms: None,
+                multiplier: Some(3.0),
+                max_ms: Some(1000.0),
+            })),
+        };
+        assert_eq!(retry_policy(&custom).unwrap().delay_for_attempt(2), Duration::from_millis(30));
+        let zero = RetrySpec { max_attempts: 0.0, timeout_ms: None, total_timeout_ms: None, backoff: None };
+        assert!(retry_policy(&zero).is_err());
+    }
+}

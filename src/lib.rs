@@ -1,0 +1,23 @@
+//! duroxide-node: the native half of the `duroxide-node` package.
+//!
+//! The public API is the hand-written JS layer (`index.js`, `lib/`); the
+//! classes here are internal and named `Native*`.
+//!
+//! - `providers/`: SQLite and Postgres storage (`NativeProvider`).
+//! - `runtime.rs`: `NativeRuntime`, lifecycle and registrations.
+//! - `client/`: `NativeClient`.
+//! - `bridge/`: how duroxide calls into JS (orchestrations, activities, tasks).
+//! - `options.rs`: `RuntimeOptions` from JS, validated.
+//! - `errors.rs`: the one error enum and the `code` each variant becomes.
+//! - `logging.rs`, `limits.rs`: tracing to stderr or a file; crate limits.
+#![deny(clippy::all)]
+
+mod bridge;
+mod client;
+mod errors;
+mod limits;
+mod logging;
+mod options;
+mod providers;
+mod registrations;
+mod runtime;

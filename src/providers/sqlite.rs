@@ -1,0 +1,81 @@
+//! `SqliteProvider.open(url)` / `SqliteProvider.inMemory()`.
+
+use std::sync::Arc;
+
+use duroxide::providers::sqlite::SqliteProvider;
+use napi_derive::napi;
+
+use super::NativeProvider;
+use crate::errors::{BridgeError, BridgeResult};
+
+/// Turns a `sqlite:` URL into a file path: `sqlite:./app.db`, `sqlite:///tmp/x.db`
+/// and `sqlite:/tmp/x.db?mode=rwc` all name a file; the query string is not
+/// part of the name.
+pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
+    let rest = url.strip_prefix("sqlite:").ok_or_else(|| {
+        BridgeError::InvalidArgument(format!(
+            "url must start with 'sqlite:' (for example 'sqlite:./app.db'), got '{url}'"
+        ))
+    })?;
+    let rest = rest.split('?').next().unwrap_or_default();
+    // `sqlite:///abs/path` and `sqlite://rel` are common spellings of the same thing.
+    let path = match rest.strip_prefix("//") {
+        Some(p) => p,
+        None => rest,
+    };
+    if path.is_empty() || path == ":memory:" {
+        return Err(BridgeError::InvalidArgument(format!(
+            "url '{url}' names no file; use SqliteProvider.inMemory() for a memory database"
+        )));
+    }
+    Ok(path.to_string())
+}
+
+/// Opens (creating if missing) the SQLite file named by a `sqlite:` URL.
+#[napi]
+pub async fn open_sqlite(url: String) -> napi::Result<NativeProvider> {
+    let path = sqlite_path(&url)?;
+    if let Some(parent) = std::path::Path::new(&path).parent() {
+        if !parent.as_os_str().is_empty() && !parent.exists() {
+            return Err(BridgeError::Provider(format!(
+                "cannot open '{url}': directory '{}' does not exist",
+                parent.display()
+            ))
+            .into());
+        }
+    }
+    if !std::path::Path::new(&path).exists() {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| BridgeError::Provider(format!("cannot create '{path}': {e}")))?;
+    }
+    let provider = SqliteProvider::new(&format!("sqlite:{path}"), None)
+        .await
+        .map_err(|e| BridgeError::Provider(format!("cannot open '{url}': {e}")))?;
+    Ok(NativeProvider::new(Arc::new(provider), "sqlite"))
+}
+
+/// A private in-memory SQLite database; gone when the last holder drops it.
+#[napi]
+pub async fn sqlite_in_memory() -> napi::Result<NativeProvider> {
+    let provider = SqliteProvider::new_in_memory()
+        .await
+        .map_err(|e| BridgeError::Provider(format!("cannot create in-memory database: {e}")))?;
+    Ok(NativeProvider::new(Arc::new(provider), "sqlite"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sqlite_path;
+
+    #[test]
+    fn query_string_is_not_part_of_the_file_name() {
+        assert_eq!(sqlite_path("sqlite:/tmp/x.db?mode=rwc").unwrap(), "/tmp/x.db");
+        assert_eq!(sqlite_path("sqlite:./app.db").unwrap(), "./app.db");
+        assert_eq!(sqlite_path("sqlite:///tmp/y.db").unwrap(), "/tmp/y.db");
+        assert!(sqlite_path("postgres://x").is_err());
+        assert!(sqlite_path("sqlite:").is_err());
+    }
+}
