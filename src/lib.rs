@@ -12,12 +12,12 @@
 //! - `logging.rs`, `limits.rs`: tracing to stderr or a file; crate limits.
 #![deny(clippy::all)]
 
-mod bridge;
-mod client;
-mod errors;
-mod limits;
-mod logging;
-mod options;
-mod providers;
-mod registrations;
-mod runtime;
+pub mod bridge;
+pub mod client;
+pub mod errors;
+pub mod limits;
+pub mod logging;
+pub mod options;
+pub mod providers;
+pub mod registrations;
+pub mod runtime;

@@ -59,7 +59,9 @@ pub struct TracingOptions {
 #[napi]
 pub fn init_tracing(options: TracingOptions) -> napi::Result<()> {
     let level = options.log_level.unwrap_or_else(|| "info".into());
-    if !["trace", "debug", "info", "warn", "error", "off"].contains(&level.to_ascii_lowercase().as_str()) {
+    if !["trace", "debug", "info", "warn", "error", "off"]
+        .contains(&level.to_ascii_lowercase().as_str())
+    {
         return Err(BridgeError::InvalidOption(format!(
             "logLevel must be one of trace, debug, info, warn, error, off, got '{level}'"
         ))
@@ -81,7 +83,10 @@ pub fn init_tracing(options: TracingOptions) -> napi::Result<()> {
         .append(true)
         .open(&options.log_file)
         .map_err(|e| {
-            BridgeError::InvalidArgument(format!("Failed to open log file '{}': {e}", options.log_file))
+            BridgeError::InvalidArgument(format!(
+                "Failed to open log file '{}': {e}",
+                options.log_file
+            ))
         })?;
     install(&format, &level, Mutex::new(file)).map_err(|e| {
         BridgeError::RuntimeState(format!(

@@ -25,7 +25,9 @@ pub struct Registrations {
 
 fn check_name(what: &str, name: &str) -> BridgeResult<()> {
     if name.trim().is_empty() {
-        return Err(BridgeError::InvalidArgument(format!("{what} name must be a non-empty string")));
+        return Err(BridgeError::InvalidArgument(format!(
+            "{what} name must be a non-empty string"
+        )));
     }
     Ok(())
 }
@@ -71,15 +73,19 @@ impl Registrations {
         let mut activities = ActivityRegistry::builder();
         for name in &self.activities {
             let bridge = bridge.clone();
-            activities = activities.register(name.clone(), move |ctx, input| activity::run(bridge.clone(), ctx, input));
+            activities = activities.register(name.clone(), move |ctx, input| {
+                activity::run(bridge.clone(), ctx, input)
+            });
         }
         let mut orchestrations = OrchestrationRegistry::builder();
         for (name, versions) in &self.orchestrations {
             for version in versions {
                 let bridge = bridge.clone();
-                orchestrations = orchestrations.register_versioned(name.clone(), version.to_string(), move |ctx, input| {
-                    orchestration::run(bridge.clone(), ctx, input)
-                });
+                orchestrations = orchestrations.register_versioned(
+                    name.clone(),
+                    version.to_string(),
+                    move |ctx, input| orchestration::run(bridge.clone(), ctx, input),
+                );
             }
         }
         (activities.build(), orchestrations.build())
@@ -93,10 +99,22 @@ mod tests {
     #[test]
     fn versions_are_validated_before_the_crate_sees_them() {
         let mut r = Registrations::default();
-        assert!(r.add_orchestration("o", "v2").unwrap_err().to_string().contains("not semver"));
+        assert!(r
+            .add_orchestration("o", "v2")
+            .unwrap_err()
+            .to_string()
+            .contains("not semver"));
         r.add_orchestration("o", "2.0.0").unwrap();
-        assert!(r.add_orchestration("o", "2.0.0").unwrap_err().to_string().contains("already registered"));
-        assert!(r.add_orchestration("o", "1.0.0").unwrap_err().to_string().contains("ascending"));
+        assert!(r
+            .add_orchestration("o", "2.0.0")
+            .unwrap_err()
+            .to_string()
+            .contains("already registered"));
+        assert!(r
+            .add_orchestration("o", "1.0.0")
+            .unwrap_err()
+            .to_string()
+            .contains("ascending"));
         r.add_orchestration("o", "3.0.0").unwrap();
         assert!(r.add_orchestration("", "1.0.0").is_err());
         r.add_activity("a").unwrap();

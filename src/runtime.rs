@@ -109,7 +109,10 @@ impl NativeRuntime {
 impl NativeRuntime {
     /// Validates every option now, so a typo fails at construction, not at start.
     #[napi(constructor)]
-    pub fn new(provider: &NativeProvider, options: Option<serde_json::Value>) -> napi::Result<Self> {
+    pub fn new(
+        provider: &NativeProvider,
+        options: Option<serde_json::Value>,
+    ) -> napi::Result<Self> {
         let options = parse_runtime_options(options.as_ref())?;
         Ok(Self {
             provider: provider.provider(),
@@ -124,12 +127,20 @@ impl NativeRuntime {
     #[napi]
     pub fn register_activity(&self, name: String) -> napi::Result<()> {
         self.require_created("registerActivity")?;
-        Ok(self.registrations.lock().expect("registrations lock").add_activity(&name)?)
+        Ok(self
+            .registrations
+            .lock()
+            .expect("registrations lock")
+            .add_activity(&name)?)
     }
 
     /// `version` defaults to `1.0.0`, as in duroxide.
     #[napi]
-    pub fn register_orchestration(&self, name: String, version: Option<String>) -> napi::Result<()> {
+    pub fn register_orchestration(
+        &self,
+        name: String,
+        version: Option<String>,
+    ) -> napi::Result<()> {
         self.require_created("registerOrchestration")?;
         let version = version.unwrap_or_else(|| DEFAULT_VERSION.to_string());
         Ok(self

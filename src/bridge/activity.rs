@@ -40,10 +40,18 @@ enum ActivityOutcome {
 }
 
 /// The body of every registered activity handler.
-pub async fn run(bridge: Arc<Bridge>, ctx: ActivityContext, input: String) -> Result<String, String> {
-    let callbacks = bridge
-        .callbacks()
-        .map_err(|e| format!("activity '{}' could not run: {}", ctx.activity_name(), e.message()))?;
+pub async fn run(
+    bridge: Arc<Bridge>,
+    ctx: ActivityContext,
+    input: String,
+) -> Result<String, String> {
+    let callbacks = bridge.callbacks().map_err(|e| {
+        format!(
+            "activity '{}' could not run: {}",
+            ctx.activity_name(),
+            e.message()
+        )
+    })?;
     let invocation = bridge.next_invocation();
     let call = ActivityCall {
         invocation,
@@ -74,14 +82,25 @@ pub async fn run(bridge: Arc<Bridge>, ctx: ActivityContext, input: String) -> Re
         .activity_start
         .call_async_catch(call)
         .await
-        .map_err(|e| format!("activity '{}' could not be called: {e}", ctx.activity_name()))?;
-    let value = promise
-        .await
-        .map_err(|e| format!("activity '{}' failed in the bridge: {e}", ctx.activity_name()))?;
+        .map_err(|e| {
+            format!(
+                "activity '{}' could not be called: {e}",
+                ctx.activity_name()
+            )
+        })?;
+    let value = promise.await.map_err(|e| {
+        format!(
+            "activity '{}' failed in the bridge: {e}",
+            ctx.activity_name()
+        )
+    })?;
     match serde_json::from_value::<ActivityOutcome>(value) {
         Ok(ActivityOutcome::Ok(output)) => Ok(output),
         Ok(ActivityOutcome::Err(message)) => Err(message),
-        Err(e) => Err(format!("activity '{}' returned a malformed outcome: {e}", ctx.activity_name())),
+        Err(e) => Err(format!(
+            "activity '{}' returned a malformed outcome: {e}",
+            ctx.activity_name()
+        )),
     }
 }
 

@@ -30,13 +30,23 @@ use napi::Status;
 use crate::errors::{BridgeError, BridgeResult};
 
 /// `(call: OrchestrationCall) => Step`
-pub type OrchestrationStepFn =
-    ThreadsafeFunction<orchestration::OrchestrationCall, serde_json::Value, orchestration::OrchestrationCall, Status, false>;
+pub type OrchestrationStepFn = ThreadsafeFunction<
+    orchestration::OrchestrationCall,
+    serde_json::Value,
+    orchestration::OrchestrationCall,
+    Status,
+    false,
+>;
 /// `(invocation: number) => void`
 pub type DisposeFn = ThreadsafeFunction<u32, (), u32, Status, false>;
 /// `(call: ActivityCall) => Promise<ActivityOutcome>`
-pub type ActivityStartFn =
-    ThreadsafeFunction<activity::ActivityCall, Promise<serde_json::Value>, activity::ActivityCall, Status, false>;
+pub type ActivityStartFn = ThreadsafeFunction<
+    activity::ActivityCall,
+    Promise<serde_json::Value>,
+    activity::ActivityCall,
+    Status,
+    false,
+>;
 
 /// The JS functions one started runtime calls.
 pub struct JsCallbacks {

@@ -71,12 +71,15 @@ impl Invocation {
             },
         );
         if status != napi::Status::Ok {
-            return Err(BridgeError::RuntimeState(format!("orchestration callback unavailable: {status}")));
+            return Err(BridgeError::RuntimeState(format!(
+                "orchestration callback unavailable: {status}"
+            )));
         }
         let value = tokio::task::block_in_place(|| rx.recv())
             .map_err(|_| BridgeError::RuntimeState("orchestration callback was released".into()))?
             .map_err(|e| BridgeError::Internal(format!("orchestration callback failed: {e}")))?;
-        serde_json::from_value(value).map_err(|e| BridgeError::Internal(format!("bad step from JS: {e}")))
+        serde_json::from_value(value)
+            .map_err(|e| BridgeError::Internal(format!("bad step from JS: {e}")))
     }
 }
 
@@ -102,12 +105,19 @@ fn park_forever(err: &BridgeError) -> ! {
 }
 
 /// The body of every registered orchestration handler.
-pub async fn run(bridge: Arc<Bridge>, ctx: OrchestrationContext, input: String) -> Result<String, String> {
+pub async fn run(
+    bridge: Arc<Bridge>,
+    ctx: OrchestrationContext,
+    input: String,
+) -> Result<String, String> {
     let callbacks = match bridge.callbacks() {
         Ok(cb) => cb,
         Err(e) => park_forever(&e),
     };
-    let invocation = Invocation { id: bridge.next_invocation(), callbacks };
+    let invocation = Invocation {
+        id: bridge.next_invocation(),
+        callbacks,
+    };
     let start = OrchestrationStart {
         context: NativeOrchestrationContext { ctx: ctx.clone() },
         instance_id: ctx.instance_id(),
@@ -116,7 +126,11 @@ pub async fn run(bridge: Arc<Bridge>, ctx: OrchestrationContext, input: String) 
         orchestration_version: ctx.orchestration_version(),
         input,
     };
-    let mut call = OrchestrationCall { invocation: invocation.id, start: Some(start), outcome: None };
+    let mut call = OrchestrationCall {
+        invocation: invocation.id,
+        start: Some(start),
+        outcome: None,
+    };
     loop {
         let step = match invocation.step(call) {
             Ok(step) => step,
@@ -132,11 +146,18 @@ pub async fn run(bridge: Arc<Bridge>, ctx: OrchestrationContext, input: String) 
             Err(e) => return Err(format!("orchestration yielded an invalid task: {e}")),
         };
         if let Err(e) = tasks::validate(&task) {
-            return Err(format!("orchestration yielded an invalid task: {}", e.message()));
+            return Err(format!(
+                "orchestration yielded an invalid task: {}",
+                e.message()
+            ));
         }
         let outcome: Outcome = tasks::schedule(&ctx, task).await;
         let outcome = serde_json::to_value(outcome).expect("outcome encodes");
-        call = OrchestrationCall { invocation: invocation.id, start: None, outcome: Some(outcome) };
+        call = OrchestrationCall {
+            invocation: invocation.id,
+            start: None,
+            outcome: Some(outcome),
+        };
     }
 }
 
@@ -208,7 +229,8 @@ impl NativeOrchestrationContext {
 
     #[napi]
     pub fn prune_kv_values_updated_before(&self, cutoff_ms: f64) -> u32 {
-        self.ctx.prune_kv_values_updated_before(cutoff_ms.max(0.0) as u64) as u32
+        self.ctx
+            .prune_kv_values_updated_before(cutoff_ms.max(0.0) as u64) as u32
     }
 
     /// `level` is `info`, `warn`, `error` or `debug`; suppressed while replaying.

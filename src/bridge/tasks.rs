@@ -28,9 +28,15 @@ pub enum TaskDescriptor {
         retry: Option<RetrySpec>,
     },
     #[serde(rename_all = "camelCase")]
-    Timer { delay_ms: f64 },
-    Event { name: String },
-    Dequeue { queue: String },
+    Timer {
+        delay_ms: f64,
+    },
+    Event {
+        name: String,
+    },
+    Dequeue {
+        queue: String,
+    },
     #[serde(rename_all = "camelCase")]
     SubOrchestration {
         name: String,
@@ -47,11 +53,21 @@ pub enum TaskDescriptor {
     },
     NewGuid,
     UtcNow,
-    ContinueAsNew { input: String, version: Option<String> },
+    ContinueAsNew {
+        input: String,
+        version: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
-    GetValueFromInstance { instance_id: String, key: String },
-    All { tasks: Vec<TaskDescriptor> },
-    Race { tasks: Vec<TaskDescriptor> },
+    GetValueFromInstance {
+        instance_id: String,
+        key: String,
+    },
+    All {
+        tasks: Vec<TaskDescriptor>,
+    },
+    Race {
+        tasks: Vec<TaskDescriptor>,
+    },
 }
 
 /// `retry` of `scheduleActivityWithRetry`.
@@ -109,7 +125,9 @@ fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
 
 fn non_empty(field: &str, value: &str) -> BridgeResult<()> {
     if value.is_empty() {
-        return Err(BridgeError::InvalidArgument(format!("{field} must be a non-empty string")));
+        return Err(BridgeError::InvalidArgument(format!(
+            "{field} must be a non-empty string"
+        )));
     }
     Ok(())
 }
@@ -213,7 +231,13 @@ fn from_result(r: Result<String, String>) -> Outcome {
 /// descriptor inside an `all` does not leave its siblings half-scheduled.
 pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
     match task {
-        TaskDescriptor::Activity { name, session_id, tag, retry, .. } => {
+        TaskDescriptor::Activity {
+            name,
+            session_id,
+            tag,
+            retry,
+            ..
+        } => {
             non_empty("activity name", name)?;
             if let Some(s) = session_id {
                 non_empty("sessionId", s)?;
@@ -230,14 +254,24 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
         }
         TaskDescriptor::Event { name } => non_empty("event name", name)?,
         TaskDescriptor::Dequeue { queue } => non_empty("queue name", queue)?,
-        TaskDescriptor::SubOrchestration { name, instance_id, version, .. } => {
+        TaskDescriptor::SubOrchestration {
+            name,
+            instance_id,
+            version,
+            ..
+        } => {
             non_empty("orchestration name", name)?;
             if let Some(id) = instance_id {
                 root_instance_id("instanceId", id)?;
             }
             semver("version", version)?;
         }
-        TaskDescriptor::StartOrchestration { name, instance_id, version, .. } => {
+        TaskDescriptor::StartOrchestration {
+            name,
+            instance_id,
+            version,
+            ..
+        } => {
             non_empty("orchestration name", name)?;
             root_instance_id("instanceId", instance_id)?;
             semver("version", version)?;
@@ -250,7 +284,9 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
         TaskDescriptor::All { tasks } => tasks.iter().try_for_each(validate)?,
         TaskDescriptor::Race { tasks } => {
             if tasks.is_empty() {
-                return Err(BridgeError::InvalidArgument("race needs at least one task".into()));
+                return Err(BridgeError::InvalidArgument(
+                    "race needs at least one task".into(),
+                ));
             }
             tasks.iter().try_for_each(validate)?;
         }
@@ -263,7 +299,13 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
 /// descriptor order, which is what keeps replay deterministic.
 pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture {
     match task {
-        TaskDescriptor::Activity { name, input, session_id, tag, retry: Some(spec) } => {
+        TaskDescriptor::Activity {
+            name,
+            input,
+            session_id,
+            tag,
+            retry: Some(spec),
+        } => {
             let policy = retry_policy(&spec).expect("validated");
             let ctx = ctx.clone();
             // duroxide's retry helpers take no tag; a tagged retried activity
@@ -271,13 +313,22 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
             let _ = tag;
             Box::pin(async move {
                 let r = match session_id {
-                    Some(s) => ctx.schedule_activity_with_retry_on_session(name, input, policy, s).await,
+                    Some(s) => {
+                        ctx.schedule_activity_with_retry_on_session(name, input, policy, s)
+                            .await
+                    }
                     None => ctx.schedule_activity_with_retry(name, input, policy).await,
                 };
                 from_result(r)
             })
         }
-        TaskDescriptor::Activity { name, input, session_id, tag, retry: None } => {
+        TaskDescriptor::Activity {
+            name,
+            input,
+            session_id,
+            tag,
+            retry: None,
+        } => {
             let mut fut = match session_id {
                 Some(s) => ctx.schedule_activity_on_session(name, input, s),
                 None => ctx.schedule_activity(name, input),
@@ -302,14 +353,26 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
             let fut = ctx.dequeue_event(queue);
             Box::pin(async move { Outcome::Ok(fut.await) })
         }
-        TaskDescriptor::SubOrchestration { name, input, instance_id, version } => {
+        TaskDescriptor::SubOrchestration {
+            name,
+            input,
+            instance_id,
+            version,
+        } => {
             let fut = match instance_id {
-                Some(id) => ctx.schedule_sub_orchestration_versioned_with_id(name, version, id, input),
+                Some(id) => {
+                    ctx.schedule_sub_orchestration_versioned_with_id(name, version, id, input)
+                }
                 None => ctx.schedule_sub_orchestration_versioned(name, version, input),
             };
             Box::pin(async move { from_result(fut.await) })
         }
-        TaskDescriptor::StartOrchestration { name, instance_id, input, version } => {
+        TaskDescriptor::StartOrchestration {
+            name,
+            instance_id,
+            input,
+            version,
+        } => {
             ctx.schedule_orchestration_versioned(name, version, instance_id, input);
             Box::pin(std::future::ready(Outcome::Ok("null".into())))
         }
@@ -330,7 +393,10 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
             Box::pin(async move {
                 match ctx.utc_now().await {
                     Ok(t) => {
-                        let ms = t.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+                        let ms = t
+                            .duration_since(UNIX_EPOCH)
+                            .map(|d| d.as_millis())
+                            .unwrap_or(0);
                         Outcome::Ok(ms.to_string())
                     }
                     Err(e) => Outcome::Err(e),
@@ -351,7 +417,9 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
             let fut = ctx.get_kv_value_from_instance(instance_id, key);
             Box::pin(async move {
                 match fut.await {
-                    Ok(v) => Outcome::Ok(serde_json::to_string(&v).expect("Option<String> encodes")),
+                    Ok(v) => {
+                        Outcome::Ok(serde_json::to_string(&v).expect("Option<String> encodes"))
+                    }
                     Err(e) => Outcome::Err(e),
                 }
             })
@@ -365,7 +433,10 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
             let futures: Vec<TaskFuture> = tasks.into_iter().map(|t| schedule(ctx, t)).collect();
             Box::pin(async move {
                 let (index, outcome) = SelectFirst { futures }.await;
-                Outcome::Race { index, outcome: Box::new(outcome) }
+                Outcome::Race {
+                    index,
+                    outcome: Box::new(outcome),
+                }
             })
         }
     }
@@ -417,17 +488,26 @@ mod tests {
     #[test]
     fn bad_descriptors_are_refused_before_scheduling() {
         let empty_race = parse(serde_json::json!({"kind": "race", "tasks": []})).unwrap();
-        assert!(validate(&empty_race).unwrap_err().to_string().contains("at least one task"));
+        assert!(validate(&empty_race)
+            .unwrap_err()
+            .to_string()
+            .contains("at least one task"));
         let reserved = parse(serde_json::json!({
             "kind": "startOrchestration", "name": "X", "instanceId": "sub::1", "input": "null"
         }))
         .unwrap();
-        assert!(validate(&reserved).unwrap_err().to_string().contains("reserved"));
+        assert!(validate(&reserved)
+            .unwrap_err()
+            .to_string()
+            .contains("reserved"));
         let bad_version = parse(serde_json::json!({
             "kind": "subOrchestration", "name": "X", "input": "null", "version": "v2"
         }))
         .unwrap();
-        assert!(validate(&bad_version).unwrap_err().to_string().contains("semver"));
+        assert!(validate(&bad_version)
+            .unwrap_err()
+            .to_string()
+            .contains("semver"));
         let negative_timer = parse(serde_json::json!({"kind": "timer", "delayMs": -1})).unwrap();
         assert!(validate(&negative_timer).is_err());
         assert!(parse(serde_json::json!({"kind": "teleport"})).is_err());
@@ -456,8 +536,16 @@ mod tests {
                 max_ms: Some(1000.0),
             })),
         };
-        assert_eq!(retry_policy(&custom).unwrap().delay_for_attempt(2), Duration::from_millis(30));
-        let zero = RetrySpec { max_attempts: 0.0, timeout_ms: None, total_timeout_ms: None, backoff: None };
+        assert_eq!(
+            retry_policy(&custom).unwrap().delay_for_attempt(2),
+            Duration::from_millis(30)
+        );
+        let zero = RetrySpec {
+            max_attempts: 0.0,
+            timeout_ms: None,
+            total_timeout_ms: None,
+            backoff: None,
+        };
         assert!(retry_policy(&zero).is_err());
     }
 }

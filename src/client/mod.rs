@@ -4,7 +4,6 @@
 //! typed objects whose payload fields are still JSON strings (the JS layer
 //! parses them once).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use duroxide::runtime::OrchestrationStatus;
@@ -40,18 +39,29 @@ impl From<OrchestrationStatus> for InstanceStatus {
         };
         match s {
             OrchestrationStatus::NotFound => base("NotFound"),
-            OrchestrationStatus::Running { custom_status, custom_status_version } => InstanceStatus {
+            OrchestrationStatus::Running {
+                custom_status,
+                custom_status_version,
+            } => InstanceStatus {
                 custom_status,
                 custom_status_version: custom_status_version as i64,
                 ..base("Running")
             },
-            OrchestrationStatus::Completed { output, custom_status, custom_status_version } => InstanceStatus {
+            OrchestrationStatus::Completed {
+                output,
+                custom_status,
+                custom_status_version,
+            } => InstanceStatus {
                 output: Some(output),
                 custom_status,
                 custom_status_version: custom_status_version as i64,
                 ..base("Completed")
             },
-            OrchestrationStatus::Failed { details, custom_status, custom_status_version } => InstanceStatus {
+            OrchestrationStatus::Failed {
+                details,
+                custom_status,
+                custom_status_version,
+            } => InstanceStatus {
                 error: Some(details.display_message()),
                 error_category: Some(details.category().to_string()),
                 custom_status,
@@ -64,7 +74,9 @@ impl From<OrchestrationStatus> for InstanceStatus {
 
 pub(crate) fn require_id(field: &str, id: &str) -> BridgeResult<()> {
     if id.is_empty() {
-        return Err(BridgeError::InvalidArgument(format!("{field} must be a non-empty string")));
+        return Err(BridgeError::InvalidArgument(format!(
+            "{field} must be a non-empty string"
+        )));
     }
     Ok(())
 }
@@ -92,29 +104,24 @@ pub(crate) fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
 #[napi]
 pub struct NativeClient {
     inner: duroxide::Client,
-    provider: Arc<dyn duroxide::providers::Provider>,
-}
-
-impl NativeClient {
-    pub(crate) fn client(&self) -> &duroxide::Client {
-        &self.inner
-    }
-
-    pub(crate) fn provider(&self) -> &Arc<dyn duroxide::providers::Provider> {
-        &self.provider
-    }
 }
 
 #[napi]
 impl NativeClient {
     #[napi(constructor)]
     pub fn new(provider: &NativeProvider) -> Self {
-        let provider = provider.provider();
-        Self { inner: duroxide::Client::new(provider.clone()), provider }
+        Self {
+            inner: duroxide::Client::new(provider.provider()),
+        }
     }
 
     #[napi]
-    pub async fn start_orchestration(&self, instance_id: String, name: String, input: String) -> napi::Result<()> {
+    pub async fn start_orchestration(
+        &self,
+        instance_id: String,
+        name: String,
+        input: String,
+    ) -> napi::Result<()> {
         require_root_id("instanceId", &instance_id)?;
         require_id("orchestration name", &name)?;
         self.inner
@@ -135,7 +142,9 @@ impl NativeClient {
         require_root_id("instanceId", &instance_id)?;
         require_id("orchestration name", &name)?;
         semver::Version::parse(&version).map_err(|e| {
-            BridgeError::InvalidArgument(format!("version '{version}' is not semver (for example '1.2.0'): {e}"))
+            BridgeError::InvalidArgument(format!(
+                "version '{version}' is not semver (for example '1.2.0'): {e}"
+            ))
         })?;
         self.inner
             .start_orchestration_versioned(instance_id, name, version, input)
@@ -157,10 +166,18 @@ impl NativeClient {
 
     /// Resolves once the instance is terminal; rejects with `ERR_TIMEOUT`.
     #[napi]
-    pub async fn wait_for_orchestration(&self, instance_id: String, timeout_ms: f64) -> napi::Result<InstanceStatus> {
+    pub async fn wait_for_orchestration(
+        &self,
+        instance_id: String,
+        timeout_ms: f64,
+    ) -> napi::Result<InstanceStatus> {
         require_id("instanceId", &instance_id)?;
         let timeout = millis("timeoutMs", timeout_ms)?;
-        match self.inner.wait_for_orchestration(&instance_id, timeout).await {
+        match self
+            .inner
+            .wait_for_orchestration(&instance_id, timeout)
+            .await
+        {
             Ok(status) => Ok(status.into()),
             Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
                 "instance '{instance_id}' did not finish within {timeout_ms} ms"
@@ -202,7 +219,12 @@ impl NativeClient {
     }
 
     #[napi]
-    pub async fn raise_event(&self, instance_id: String, event_name: String, data: String) -> napi::Result<()> {
+    pub async fn raise_event(
+        &self,
+        instance_id: String,
+        event_name: String,
+        data: String,
+    ) -> napi::Result<()> {
         require_id("instanceId", &instance_id)?;
         require_id("eventName", &event_name)?;
         self.inner
@@ -213,7 +235,12 @@ impl NativeClient {
     }
 
     #[napi]
-    pub async fn enqueue_event(&self, instance_id: String, queue_name: String, data: String) -> napi::Result<()> {
+    pub async fn enqueue_event(
+        &self,
+        instance_id: String,
+        queue_name: String,
+        data: String,
+    ) -> napi::Result<()> {
         require_id("instanceId", &instance_id)?;
         require_id("queueName", &queue_name)?;
         self.inner
@@ -224,10 +251,17 @@ impl NativeClient {
     }
 
     #[napi]
-    pub async fn cancel_instance(&self, instance_id: String, reason: Option<String>) -> napi::Result<()> {
+    pub async fn cancel_instance(
+        &self,
+        instance_id: String,
+        reason: Option<String>,
+    ) -> napi::Result<()> {
         require_id("instanceId", &instance_id)?;
         self.inner
-            .cancel_instance(instance_id, reason.unwrap_or_else(|| "cancelled by client".into()))
+            .cancel_instance(
+                instance_id,
+                reason.unwrap_or_else(|| "cancelled by client".into()),
+            )
             .await
             .map_err(BridgeError::from)?;
         Ok(())

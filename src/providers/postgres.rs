@@ -79,7 +79,9 @@ pub async fn connect_postgres(
         validate_schema(schema)?;
     }
     if options.max_connections == Some(0) {
-        return Err(BridgeError::InvalidOption("maxConnections must be at least 1, got 0".into()).into());
+        return Err(
+            BridgeError::InvalidOption("maxConnections must be at least 1, got 0".into()).into(),
+        );
     }
     let policy = migration_policy(&options)?;
     let mut config = ProviderConfig::url(database_url);
@@ -102,7 +104,10 @@ pub async fn connect_postgres(
     };
     let provider = result.map_err(|e| {
         provider_error(
-            &format!("cannot connect to Postgres (schema {})", schema.as_deref().unwrap_or("public")),
+            &format!(
+                "cannot connect to Postgres (schema {})",
+                schema.as_deref().unwrap_or("public")
+            ),
             e,
         )
     })?;
@@ -126,7 +131,9 @@ pub async fn connect_postgres_entra(
     let port = u16::try_from(port)
         .ok()
         .filter(|p| *p != 0)
-        .ok_or_else(|| BridgeError::InvalidArgument(format!("port must be 1..65535, got {port}")))?;
+        .ok_or_else(|| {
+            BridgeError::InvalidArgument(format!("port must be 1..65535, got {port}"))
+        })?;
     if host.is_empty() {
         return Err(BridgeError::InvalidArgument("host must be a non-empty string".into()).into());
     }
@@ -136,7 +143,10 @@ pub async fn connect_postgres_entra(
     }
     if let Some(m) = options.max_connections {
         if m == 0 {
-            return Err(BridgeError::InvalidOption("maxConnections must be at least 1, got 0".into()).into());
+            return Err(BridgeError::InvalidOption(
+                "maxConnections must be at least 1, got 0".into(),
+            )
+            .into());
         }
         entra = entra.max_connections(m);
     }
@@ -150,7 +160,9 @@ pub async fn connect_postgres_entra(
     config.schema_name = schema;
     let provider = PostgresProvider::new_with_config(config)
         .await
-        .map_err(|e| provider_error(&format!("cannot connect to {host}:{port} with Entra ID"), e))?;
+        .map_err(|e| {
+            provider_error(&format!("cannot connect to {host}:{port} with Entra ID"), e)
+        })?;
     Ok(NativeProvider::new(Arc::new(provider), "postgres"))
 }
 

@@ -72,7 +72,10 @@ mod tests {
 
     #[test]
     fn query_string_is_not_part_of_the_file_name() {
-        assert_eq!(sqlite_path("sqlite:/tmp/x.db?mode=rwc").unwrap(), "/tmp/x.db");
+        assert_eq!(
+            sqlite_path("sqlite:/tmp/x.db?mode=rwc").unwrap(),
+            "/tmp/x.db"
+        );
         assert_eq!(sqlite_path("sqlite:./app.db").unwrap(), "./app.db");
         assert_eq!(sqlite_path("sqlite:///tmp/y.db").unwrap(), "/tmp/y.db");
         assert!(sqlite_path("postgres://x").is_err());

@@ -1,0 +1,91 @@
+'use strict'
+// Shared test fixtures: a private Postgres schema or SQLite file per test file,
+// removed afterwards, and small wait helpers. Tests never time things; waits
+// here only bound how long a broken test hangs.
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const crypto = require('node:crypto')
+const { execFileSync } = require('node:child_process')
+const { SqliteProvider, PostgresProvider, Runtime, Client } = require('..')
+
+const DATABASE_URL = process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres'
+
+function uniqueName(prefix) {
+  return `${prefix}_${process.pid}_${crypto.randomBytes(4).toString('hex')}`.toLowerCase()
+}
+
+/** Runs SQL against the test database with psql (no extra npm dependency). */
+function psql(sql, { url = DATABASE_URL } = {}) {
+  return execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-At', '-c', sql], { encoding: 'utf8' }).trim()
+}
+
+/**
+ * A fresh Postgres schema for one test file; `drop()` removes it.
+ * Usage: const pg = await pgSchema(t) (registers cleanup with t.after when given).
+ */
+async function pgSchema(t, prefix = 'dxt') {
+  const schema = uniqueName(prefix)
+  const provider = await PostgresProvider.connectWithSchema(DATABASE_URL, schema)
+  const drop = () => psql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  if (t && typeof t.after === 'function') t.after(drop)
+  return { schema, provider, drop, url: DATABASE_URL }
+}
+
+/** A fresh SQLite file in a temp dir; `remove()` deletes it and its WAL files. */
+async function sqliteFile(t, prefix = 'dxt') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`))
+  const file = path.join(dir, 'test.db')
+  const provider = await SqliteProvider.open(`sqlite:${file}`)
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true })
+  if (t && typeof t.after === 'function') t.after(remove)
+  return { file, dir, provider, remove, url: `sqlite:${file}` }
+}
+
+/** Both backends, for tests that must pass on each. */
+const backends = [
+  ['sqlite', (t) => sqliteFile(t)],
+  ['postgres', (t) => pgSchema(t)],
+]
+
+/** Fast-polling options for tests. */
+const FAST = Object.freeze({ dispatcherPollIntervalMs: 5 })
+
+/**
+ * Builds, registers and starts a runtime; shuts it down with the test.
+ * `register(rt)` adds handlers before start.
+ */
+async function startRuntime(t, provider, register, options = {}) {
+  const rt = new Runtime(provider, { ...FAST, ...options })
+  register(rt)
+  await rt.start()
+  if (t && typeof t.after === 'function') t.after(() => rt.shutdown(0))
+  return rt
+}
+
+/** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
+async function eventually(fn, { timeoutMs = 20000, intervalMs = 20, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, intervalMs))
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+module.exports = {
+  DATABASE_URL,
+  uniqueName,
+  psql,
+  pgSchema,
+  sqliteFile,
+  backends,
+  FAST,
+  startRuntime,
+  eventually,
+  sleep,
+  Client,
+}
