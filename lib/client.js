@@ -1,7 +1,7 @@
 'use strict'
 // Client: starts, watches and manages orchestration instances.
 const native = require('./native')
-const { call, InvalidArgumentError, OrchestrationFailedError, describe } = require('./errors')
+const { call, InvalidArgumentError, NotFoundError, OrchestrationFailedError, TimeoutError, describe } = require('./errors')
 const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
 const { nonEmptyString, nonNegativeNumber, optionalString } = require('./validate')
@@ -50,11 +50,33 @@ class Client {
     return toStatus(await call(() => this.#native.getStatus(instanceId)), false)
   }
 
-  /** Resolves once terminal, with `output` parsed; rejects with ERR_TIMEOUT. */
+  /**
+   * Resolves once terminal, with `output` parsed; rejects with ERR_TIMEOUT.
+   *
+   * An instance that does not exist is waited for like a running one: a start
+   * only becomes visible once a runtime has run its first turn, so "not found
+   * yet" is the normal state right after startOrchestration. If the wait
+   * times out and the instance still does not exist, the rejection is
+   * ERR_NOT_FOUND instead of ERR_TIMEOUT, so a wrong id is told apart from a
+   * slow orchestration.
+   */
   async waitForOrchestration(instanceId, timeoutMs = 30000) {
     nonEmptyString('instanceId', instanceId)
     const t = nonNegativeNumber('timeoutMs', timeoutMs, 30000)
-    return toStatus(await call(() => this.#native.waitForOrchestration(instanceId, t)), true)
+    try {
+      return toStatus(await call(() => this.#native.waitForOrchestration(instanceId, t)), true)
+    } catch (err) {
+      if (err instanceof TimeoutError) {
+        const now = await call(() => this.#native.getStatus(instanceId)).catch(() => null)
+        if (now && now.status === 'NotFound') {
+          throw new NotFoundError(
+            `instance '${instanceId}' not found: nothing with this id was started (or picked up by a runtime) within ${t} ms`,
+            { cause: err },
+          )
+        }
+      }
+      throw err
+    }
   }
 
   /** The parsed output; rejects with ERR_ORCHESTRATION_FAILED if it failed. */
@@ -104,5 +126,8 @@ Client.prototype.startOrchestrationTyped = Client.prototype.startOrchestration
 Client.prototype.startOrchestrationVersionedTyped = Client.prototype.startOrchestrationVersioned
 Client.prototype.raiseEventTyped = Client.prototype.raiseEvent
 Client.prototype.enqueueEventTyped = Client.prototype.enqueueEvent
+
+// KV, stats and management (lib/client-management.js).
+require('./client-management').install(Client)
 
 module.exports = { Client, toStatus }

@@ -6,6 +6,7 @@
 //   orchestrationDispose(id)     -> drops a finished invocation's generator
 //   activityStart(call)          -> Promise<{ok} | {err}>
 //   activityCancel(id)           -> aborts that activity's AbortSignal
+//   events(event)                -> guard events to runtime.on() listeners (lib/runtime-events.js)
 // None of them throws: user errors travel inside the returned values.
 const native = require('./native')
 const { InvalidArgumentError, InvalidOptionError, sync, call, describe, messageOf } = require('./errors')
@@ -15,6 +16,7 @@ const { OrchestrationContext } = require('./orchestration-context')
 const { ActivityContext } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
 const { nonEmptyString, func } = require('./validate')
+const { RuntimeEvents } = require('./runtime-events')
 
 const DEFAULT_VERSION = '1.0.0'
 
@@ -38,6 +40,26 @@ function optionValue(path, value) {
   throw new InvalidOptionError(`${path} has an unsupported value: ${describe(value)}`)
 }
 
+/**
+ * The failure message of anything user code threw. A thrown string is the
+ * message its author meant; other non-Errors are described with their JSON so
+ * a rejected `{ code, detail }` still says what went wrong.
+ */
+function thrownMessage(who, err) {
+  if (err instanceof Error) return err.message || String(err)
+  if (typeof err === 'string') return err
+  let shown = describe(err)
+  if (err !== null && typeof err === 'object') {
+    try {
+      const json = JSON.stringify(err)
+      if (json !== undefined) shown += ` ${json.length > 500 ? `${json.slice(0, 500)}…` : json}`
+    } catch {
+      // Unencodable (a cycle, a BigInt): the description alone has to do.
+    }
+  }
+  return `${who} threw a non-Error value: ${shown}`
+}
+
 function isIterator(value) {
   return value != null && typeof value.next === 'function' && typeof value.throw === 'function'
 }
@@ -49,6 +71,7 @@ class Runtime {
   #activities = new Map() // name -> async function
   #generators = new Map() // invocation -> { iterator }
   #aborts = new Map() // invocation -> AbortController
+  #events = new RuntimeEvents()
 
   constructor(provider, options) {
     const handle = nativeProviderOf(provider, 'new Runtime()')
@@ -90,8 +113,26 @@ class Runtime {
         (id) => { this.#generators.delete(id) },
         (c) => this.#activityStart(c),
         (id) => this.#activityCancel(id),
+        (e) => this.#events.dispatch(e),
       ),
     )
+  }
+
+  /** Subscribes to guard events: 'poison' | 'lockLost' | 'livelock'. Returns the runtime. */
+  on(event, listener) {
+    this.#events.on(event, listener)
+    return this
+  }
+
+  /** Removes a listener added with `on()`. Returns the runtime. */
+  off(event, listener) {
+    this.#events.off(event, listener)
+    return this
+  }
+
+  /** `{ status: 'ok' | 'degraded', reasons: string[] }` from the guard's recent counters. */
+  health() {
+    return this.#native.health()
   }
 
   /** Stops fetching, lets in-flight work finish for at most `timeoutMs`, returns once drained. */
@@ -140,11 +181,12 @@ class Runtime {
       return { throw: `orchestration '${s.orchestrationName}' version ${s.orchestrationVersion} has no function on this runtime` }
     }
     const ctx = new OrchestrationContext(s.context, s)
+    const who = `orchestration '${s.orchestrationName}'`
     let iterator
     try {
       iterator = fn(ctx, decode(s.input))
     } catch (err) {
-      return { throw: messageOf(err) }
+      return { throw: thrownMessage(who, err) }
     }
     if (!isIterator(iterator)) {
       if (iterator && typeof iterator.then === 'function') {
@@ -153,7 +195,7 @@ class Runtime {
       }
       return { throw: `orchestration '${s.orchestrationName}' must be a generator function (function*); it returned ${describe(iterator)}` }
     }
-    const entry = { iterator }
+    const entry = { iterator, who }
     this.#generators.set(invocation, entry)
     return this.#advance(invocation, entry, () => iterator.next())
   }
@@ -164,7 +206,7 @@ class Runtime {
       r = step()
     } catch (err) {
       this.#generators.delete(invocation)
-      return { throw: messageOf(err) }
+      return { throw: thrownMessage(entry.who, err) }
     }
     if (r.done) {
       this.#generators.delete(invocation)
@@ -198,8 +240,7 @@ class Runtime {
       try {
         result = await fn(ctx, decode(c.input))
       } catch (err) {
-        if (err instanceof Error) return { err: err.message }
-        return { err: `activity '${c.activityName}' threw a non-Error value: ${describe(err)}` }
+        return { err: thrownMessage(`activity '${c.activityName}'`, err) }
       }
       try {
         return { ok: encode(result, `result of activity '${c.activityName}'`) }

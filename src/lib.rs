@@ -10,11 +10,14 @@
 //! - `options.rs`: `RuntimeOptions` from JS, validated.
 //! - `errors.rs`: the one error enum and the `code` each variant becomes.
 //! - `logging.rs`, `limits.rs`: tracing to stderr or a file; crate limits.
+//! - `guard/`: the provider decorator of every runtime (fetch cap, lock
+//!   hygiene, counters, health, events, livelock watchdog).
 #![deny(clippy::all)]
 
 pub mod bridge;
 pub mod client;
 pub mod errors;
+pub mod guard;
 pub mod limits;
 pub mod logging;
 pub mod options;

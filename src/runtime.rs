@@ -18,6 +18,9 @@ use crate::bridge::activity::ActivityCall;
 use crate::bridge::orchestration::OrchestrationCall;
 use crate::bridge::{Bridge, JsCallbacks};
 use crate::errors::{BridgeError, BridgeResult};
+use crate::guard::events::GuardEvent;
+use crate::guard::stats::RuntimeHealth;
+use crate::guard::GuardedProvider;
 use crate::options::{parse_runtime_options, ParsedOptions};
 use crate::providers::NativeProvider;
 use crate::registrations::{Registrations, DEFAULT_VERSION};
@@ -31,7 +34,9 @@ enum Phase {
 }
 
 /// Counters of the runtime, as `runtime.metricsSnapshot()` returns them.
+/// The fields after `provider_errors` are the guard's (`guard/stats.rs`).
 #[napi(object)]
+#[derive(Default)]
 pub struct RuntimeMetrics {
     pub orch_starts: i64,
     pub orch_completions: i64,
@@ -50,6 +55,19 @@ pub struct RuntimeMetrics {
     pub orch_continue_as_new: i64,
     pub suborchestration_calls: i64,
     pub provider_errors: i64,
+    pub invalid_lock_token_acks: i64,
+    pub work_lock_lost_acks: i64,
+    pub poison_dispositions: i64,
+    pub deadlock_retries: i64,
+    pub orphaned_locks_released: i64,
+    pub livelocks_detected: i64,
+    pub orch_fetch_p50_ms: Option<f64>,
+    pub orch_fetch_p99_ms: Option<f64>,
+    pub orch_fetch_samples: i64,
+    pub orch_fetch_wait_p99_ms: Option<f64>,
+    pub work_fetch_p50_ms: Option<f64>,
+    pub work_fetch_p99_ms: Option<f64>,
+    pub work_fetch_samples: i64,
 }
 
 impl From<&MetricsSnapshot> for RuntimeMetrics {
@@ -73,13 +91,15 @@ impl From<&MetricsSnapshot> for RuntimeMetrics {
             orch_continue_as_new: n(m.orch_continue_as_new),
             suborchestration_calls: n(m.suborchestration_calls),
             provider_errors: n(m.provider_errors),
+            ..Default::default()
         }
     }
 }
 
 #[napi]
 pub struct NativeRuntime {
-    provider: Arc<dyn Provider>,
+    /// The provider, wrapped in the fleet guard the runtime dispatches through.
+    guard: Arc<GuardedProvider>,
     options: ParsedOptions,
     registrations: Mutex<Registrations>,
     bridge: Arc<Bridge>,
@@ -115,7 +135,7 @@ impl NativeRuntime {
     ) -> napi::Result<Self> {
         let options = parse_runtime_options(options.as_ref())?;
         Ok(Self {
-            provider: provider.provider(),
+            guard: GuardedProvider::new(provider.provider(), &options),
             options,
             registrations: Mutex::new(Registrations::default()),
             bridge: Arc::new(Bridge::default()),
@@ -159,6 +179,7 @@ impl NativeRuntime {
         orchestration_dispose: Tsfn<u32, ()>,
         activity_start: Tsfn<ActivityCall, Promise<serde_json::Value>>,
         activity_cancel: Tsfn<u32, ()>,
+        events: Tsfn<GuardEvent, ()>,
     ) -> napi::Result<()> {
         let _transition = self.transition.lock().await;
         self.require_created("start")?;
@@ -167,6 +188,7 @@ impl NativeRuntime {
             orchestration_dispose,
             activity_start,
             activity_cancel,
+            events,
         });
         let (activities, orchestrations) = self
             .registrations
@@ -176,13 +198,19 @@ impl NativeRuntime {
         let observability = &self.options.runtime.observability;
         crate::logging::ensure_stderr_logging(&observability.log_format, &observability.log_level);
         let runtime = duroxide::runtime::Runtime::start_with_options(
-            self.provider.clone(),
+            self.guard.clone() as Arc<dyn Provider>,
             activities,
             orchestrations,
             self.options.runtime.clone(),
         )
         .await;
         *self.phase() = Phase::Running(runtime);
+        self.guard
+            .started(
+                crate::guard::events::bridge_sink(self.bridge.clone()),
+                self.options.binding.watchdog_interval_ms,
+            )
+            .await;
         Ok(())
     }
 
@@ -214,6 +242,7 @@ impl NativeRuntime {
         };
         let last = running.metrics_snapshot();
         running.clone().shutdown(timeout_ms).await;
+        self.guard.stopped().await;
         let last = running.metrics_snapshot().or(last);
         drop(running);
         *self.phase() = Phase::Stopped(last);
@@ -224,11 +253,19 @@ impl NativeRuntime {
     /// `null` before start; the final counters after shutdown.
     #[napi]
     pub fn metrics_snapshot(&self) -> Option<RuntimeMetrics> {
-        match &*self.phase() {
+        let metrics = match &*self.phase() {
             Phase::Created => None,
             Phase::Running(rt) => rt.metrics_snapshot().as_ref().map(RuntimeMetrics::from),
             Phase::Stopped(last) => last.as_ref().map(RuntimeMetrics::from),
-        }
+        };
+        metrics.map(|m| self.guard.snapshot().apply(m))
+    }
+
+    /// `{ status: 'ok' | 'degraded', reasons }` from the guard's recent counters.
+    #[napi]
+    pub fn health(&self) -> RuntimeHealth {
+        let running = matches!(&*self.phase(), Phase::Running(_));
+        self.guard.health(running)
     }
 
     /// Every option as handed to duroxide, defaults filled in.

@@ -11,6 +11,10 @@
 //! | `orchestration_dispose`| `(invocation: number) => void`                       | fire and forget |
 //! | `activity_start`   | `(call: ActivityCall) => Promise<{ok: string} \| {err: string}>` | async |
 //! | `activity_cancel`  | `(invocation: number) => void`                           | fire and forget |
+//! | `events`           | `(event: GuardEvent) => void`                            | fire and forget, non-blocking |
+//!
+//! `GuardEvent` is `{ type: 'poison' | 'lockLost' | 'livelock', instanceId,
+//! queue, attemptCount?, maxAttempts, cause }` (see `guard/events.rs`).
 //!
 //! `Step` is `{ yield: TaskDescriptor } | { return: string } | { throw: string }`
 //! (see `tasks.rs`). The JS side never throws across the boundary: user errors
@@ -48,12 +52,22 @@ pub type ActivityStartFn = ThreadsafeFunction<
     false,
 >;
 
+/// `(event: GuardEvent) => void`
+pub type EventFn = ThreadsafeFunction<
+    crate::guard::events::GuardEvent,
+    (),
+    crate::guard::events::GuardEvent,
+    Status,
+    false,
+>;
+
 /// The JS functions one started runtime calls.
 pub struct JsCallbacks {
     pub orchestration_step: OrchestrationStepFn,
     pub orchestration_dispose: DisposeFn,
     pub activity_start: ActivityStartFn,
     pub activity_cancel: DisposeFn,
+    pub events: EventFn,
 }
 
 /// What a runtime's handlers share: the callbacks while the runtime runs, and

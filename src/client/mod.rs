@@ -3,6 +3,16 @@
 //! Payloads arrive already JSON-encoded by the JS layer; results go back as
 //! typed objects whose payload fields are still JSON strings (the JS layer
 //! parses them once).
+//!
+//! The methods are split by topic: this file starts and watches instances;
+//! `kv.rs`, `stats.rs` and `management.rs` add further `impl` blocks.
+//! `bounded.rs` bounds every store call, so a client never hangs on a database
+//! that is down.
+
+mod bounded;
+mod kv;
+mod management;
+mod stats;
 
 use std::time::Duration;
 
@@ -111,7 +121,7 @@ impl NativeClient {
     #[napi(constructor)]
     pub fn new(provider: &NativeProvider) -> Self {
         Self {
-            inner: duroxide::Client::new(provider.provider()),
+            inner: duroxide::Client::new(bounded::bounded(provider.provider())),
         }
     }
 

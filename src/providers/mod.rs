@@ -1,8 +1,10 @@
 //! Storage providers. `NativeProvider` is the one native handle JS holds for
 //! any backend; `sqlite.rs` and `postgres.rs` are its constructors.
 
+pub mod decorator;
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_retry;
 
 use std::sync::Arc;
 

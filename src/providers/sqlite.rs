@@ -1,4 +1,5 @@
-//! `SqliteProvider.open(url)` / `SqliteProvider.inMemory()`.
+//! `SqliteProvider.open(url)` / `SqliteProvider.inMemory()`. Both stores are
+//! wrapped so that SQLite's transient busy errors are retried (`sqlite_retry.rs`).
 
 use std::sync::Arc;
 
@@ -54,7 +55,10 @@ pub async fn open_sqlite(url: String) -> napi::Result<NativeProvider> {
     let provider = SqliteProvider::new(&format!("sqlite:{path}"), None)
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot open '{url}': {e}")))?;
-    Ok(NativeProvider::new(Arc::new(provider), "sqlite"))
+    Ok(NativeProvider::new(
+        super::sqlite_retry::with_busy_retry(Arc::new(provider)),
+        "sqlite",
+    ))
 }
 
 /// A private in-memory SQLite database; gone when the last holder drops it.
@@ -63,7 +67,10 @@ pub async fn sqlite_in_memory() -> napi::Result<NativeProvider> {
     let provider = SqliteProvider::new_in_memory()
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot create in-memory database: {e}")))?;
-    Ok(NativeProvider::new(Arc::new(provider), "sqlite"))
+    Ok(NativeProvider::new(
+        super::sqlite_retry::with_busy_retry(Arc::new(provider)),
+        "sqlite",
+    ))
 }
 
 #[cfg(test)]

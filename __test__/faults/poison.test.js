@@ -1,0 +1,66 @@
+'use strict'
+// Item 5: a message whose turn can never finish (its handler kills the process
+// mid-turn, a crash loop) ends as Failed with a poison error once it has been
+// fetched more than maxAttempts times, within a bounded time, and the member
+// that gives up on it says so loudly, naming the instance.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { pgSchema, Client } = require('../helpers')
+const { Worker, report } = require('./harness')
+
+const MAX_ATTEMPTS = 3
+const LOCK_MS = 2000
+// Per crash: the dead member's lease runs out, a new member starts (a debug
+// build loads in about a second), fetches, and crashes again.
+const PER_ATTEMPT_BOUND_MS = LOCK_MS + 8000
+
+test('a crash-looping message is poisoned after maxAttempts, loudly and within a bounded time', { timeout: 180000 }, async (t) => {
+  const pg = await pgSchema(t, 'dxf_poison')
+  const client = new Client(pg.provider)
+  const cfg = {
+    backend: 'postgres',
+    url: pg.url,
+    schema: pg.schema,
+    options: {
+      dispatcherPollIntervalMs: 10,
+      orchestratorLockTimeoutMs: LOCK_MS,
+      orchestratorLockRenewalBufferMs: 500,
+      maxAttempts: MAX_ATTEMPTS,
+    },
+  }
+  const id = 'poison-crash-loop'
+  const t0 = Date.now()
+  await client.startOrchestration(id, 'CrashTurn', null)
+
+  // Keep one member alive at a time, replacing it whenever the message kills it.
+  let crashes = 0
+  let member
+  for (;;) {
+    member = new Worker(t, cfg, { name: `member-${crashes}` })
+    await member.ready()
+    const outcome = await Promise.race([
+      member.exited.then(() => 'crashed'),
+      client.waitForOrchestration(id, MAX_ATTEMPTS * PER_ATTEMPT_BOUND_MS * 2).then(() => 'terminal'),
+    ])
+    if (outcome === 'terminal') break
+    crashes++
+    assert.ok(crashes <= MAX_ATTEMPTS, `the message crashed ${crashes} members; maxAttempts is ${MAX_ATTEMPTS}`)
+  }
+  const elapsed = Date.now() - t0
+  const status = await client.getStatus(id)
+  assert.equal(status.status, 'Failed')
+  assert.equal(status.errorCategory, 'poison')
+  assert.match(status.error, new RegExp(`poison: orchestration ${id} exceeded ${MAX_ATTEMPTS + 1} attempts \\(max ${MAX_ATTEMPTS}\\)`))
+  assert.equal(crashes, MAX_ATTEMPTS, 'every allowed attempt ran (and crashed) before the message was poisoned')
+  assert.ok(elapsed <= MAX_ATTEMPTS * PER_ATTEMPT_BOUND_MS, `poisoned after ${elapsed} ms`)
+
+  // What the operator sees on the member that gave up.
+  const { stopped } = await member.stop(5000)
+  assert.equal(stopped.metrics.orchPoison, 1, 'the poison counter moved')
+  const loud = member.grep(new RegExp(`${id}`)).filter((l) => /poison|max attempts/i.test(l))
+  assert.ok(loud.length > 0, `a log line names ${id} as poisoned; stderr:\n${member.stderr.slice(-3000)}`)
+  const events = member.messages.filter((m) => m.type === 'runtime-event' && m.name === 'poison')
+  if (events.length > 0) assert.ok(events.some((e) => JSON.stringify(e.event).includes(id)), 'the poison event names the instance')
+  report(t, `poison: ${crashes} crashes then Failed after ${elapsed} ms (maxAttempts ${MAX_ATTEMPTS}, lock ${LOCK_MS} ms); ` +
+    `log: ${loud[0] && loud[0].slice(0, 300)}; runtime 'poison' events: ${events.length}`)
+})

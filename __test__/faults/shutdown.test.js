@@ -1,0 +1,111 @@
+'use strict'
+// Item 2: graceful shutdown with work in flight, then a restart. shutdown()
+// returns within its timeout plus a small margin, and as soon as the work
+// drains when that is sooner; after the restart everything completes, each
+// orchestration and each activity completion exactly once.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { pgSchema, Client } = require('../helpers')
+const { Worker, effectsDir, historyOf, historyProblems, waitAll, report } = require('./harness')
+const { readEffects } = require('./workers/catalog')
+
+// What shutdown may take beyond its timeout: aborting the dispatchers and
+// letting their tasks unwind, on a debug build.
+const MARGIN_MS = 2000
+
+async function verifyExactlyOnce(client, schema, fx, expected) {
+  const statuses = await waitAll(client, [...expected.keys()], 120000)
+  const problems = []
+  for (const [id, want] of expected) {
+    const s = statuses.get(id)
+    if (s.status !== 'Completed') problems.push(`${id}: ${s.status} ${s.error ?? ''}`)
+    else assert.deepEqual(s.output, want, id)
+    const events = await historyOf(client, schema, id)
+    problems.push(...historyProblems(id, events))
+    const done = events.filter((e) => e.kind === 'OrchestrationCompleted').length
+    if (done !== 1) problems.push(`${id}: ${done} OrchestrationCompleted events`)
+    const keys = new Set(readEffects(fx, id).map((e) => e.k))
+    for (const o of want) if (!keys.has(o.replace(':done', ''))) problems.push(`${id}: side effect ${o} missing`)
+  }
+  assert.deepEqual(problems, [])
+}
+
+function config(pg, fx) {
+  return {
+    backend: 'postgres',
+    url: pg.url,
+    schema: pg.schema,
+    effectsDir: fx,
+    options: {
+      orchestrationConcurrency: 4,
+      workerConcurrency: 8,
+      dispatcherPollIntervalMs: 10,
+      // An activity cut off by shutdown keeps its lease until it expires.
+      workerLockTimeoutMs: 3000,
+      workerLockRenewalBufferMs: 1000,
+    },
+  }
+}
+
+test('shutdown with 50 in flight returns within timeout + margin; a restart completes everything exactly once', { timeout: 180000 }, async (t) => {
+  const pg = await pgSchema(t, 'dxf_shut')
+  const client = new Client(pg.provider)
+  const fx = effectsDir(t)
+  const cfg = config(pg, fx)
+  const first = new Worker(t, cfg, { name: 'first' })
+  await first.ready()
+
+  const expected = new Map()
+  for (let i = 0; i < 50; i++) {
+    await client.startOrchestration(`shut-${i}`, 'Chain', { n: 3, ms: 50, slowAt: 0, slowMs: 1000, announceAt: 0 })
+    expected.set(`shut-${i}`, ['s0:done', 's1:done', 's2:done'])
+  }
+  // Part way: some first steps are running (8 worker slots, 1 s each).
+  await first.waitFor((m) => m.type === 'activity' && first.messages.filter((x) => x.type === 'activity').length >= 8)
+  const timeoutMs = 1000
+  const { stopped, exit } = await first.stop(timeoutMs)
+  assert.ok(stopped.elapsedMs <= timeoutMs + MARGIN_MS, `shutdown(${timeoutMs}) took ${stopped.elapsedMs} ms`)
+  assert.ok(exit, 'the process did not exit on its own after shutdown')
+  const unfinished = [...expected.keys()].length - stopped.metrics.orchCompletions
+  assert.ok(unfinished > 0, 'shutdown came part way, with work left')
+
+  const second = new Worker(t, cfg, { name: 'second' })
+  await second.ready()
+  await verifyExactlyOnce(client, pg.schema, fx, expected)
+  const text = `shutdown(${timeoutMs}) with 50 in flight returned in ${stopped.elapsedMs} ms; ${unfinished} finished after the restart`
+  report(t, text)
+  await second.stop(5000)
+})
+
+test('shutdown returns as soon as in-flight work drains, long before its timeout', { timeout: 120000 }, async (t) => {
+  const pg = await pgSchema(t, 'dxf_drain')
+  const client = new Client(pg.provider)
+  const fx = effectsDir(t)
+  const cfg = config(pg, fx)
+  const member = new Worker(t, cfg, { name: 'drainer' })
+  await member.ready()
+
+  const expected = new Map()
+  for (let i = 0; i < 6; i++) {
+    await client.startOrchestration(`drain-${i}`, 'Chain', { n: 2, ms: 0, slowAt: 0, slowMs: 1500, announceAt: 0 })
+    expected.set(`drain-${i}`, ['s0:done', 's1:done'])
+  }
+  await member.waitFor(() => member.messages.filter((m) => m.type === 'activity').length >= 6)
+  const timeoutMs = 30000
+  const { stopped, exit } = await member.stop(timeoutMs)
+  // The activities had at most 1.5 s left; waiting anywhere near 30 s means
+  // shutdown slept its whole timeout.
+  assert.ok(stopped.elapsedMs < timeoutMs / 3, `shutdown(${timeoutMs}) took ${stopped.elapsedMs} ms`)
+  assert.ok(exit, 'the process did not exit on its own after shutdown')
+  const restart = new Worker(t, cfg, { name: 'restart' })
+  await restart.ready()
+  await verifyExactlyOnce(client, pg.schema, fx, expected)
+  // The in-flight activities finished and were recorded before shutdown
+  // returned: the restart did not run them again.
+  for (const id of expected.keys()) {
+    assert.equal(readEffects(fx, id).filter((e) => e.k === 's0').length, 1, `${id}: s0 ran once`)
+  }
+  const text = `shutdown(${timeoutMs}) with 6 activities 1.5 s from done returned in ${stopped.elapsedMs} ms`
+  report(t, text)
+  await restart.stop(5000)
+})

@@ -1,0 +1,85 @@
+'use strict'
+// Lease validation (issue 5, item 5) and the guard's own options, against a
+// real Postgres provider: an unrenewable lease is refused with a message that
+// says why, unless the caller opts in with allowUnrenewableLocks.
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { pgSchema } = require('./helpers')
+const { Runtime } = require('..')
+
+let pg
+before(async () => {
+  pg = await pgSchema(null, 'dxguardop')
+})
+after(() => pg.drop())
+
+function rejects(options, ...patterns) {
+  assert.throws(
+    () => new Runtime(pg.provider, options),
+    (err) => {
+      assert.equal(err.code, 'ERR_INVALID_OPTION')
+      for (const p of patterns) assert.match(err.message, p)
+      return true
+    },
+  )
+}
+
+test('a lock timeout under 2 s is refused, explaining that renewal cannot keep up', () => {
+  rejects(
+    { orchestratorLockTimeoutMs: 1500 },
+    /orchestratorLockTimeoutMs must be >= 2000/,
+    /got 1500/,
+    /renews a lock every ceil\(timeout_s \/ 2\) seconds, at least 1 s apart/,
+    /expires before .* its first renewal/,
+    /allowUnrenewableLocks/,
+  )
+  rejects({ workerLockTimeoutMs: 900 }, /workerLockTimeoutMs must be >= 2000/, /got 900/, /ceil\(timeout_s \/ 2\)/)
+  rejects({ sessionLockTimeoutMs: 1999, sessionIdleTimeoutMs: 300000 }, /sessionLockTimeoutMs must be >= 2000/)
+})
+
+test('a renewal buffer not smaller than its timeout is refused, naming both values', () => {
+  rejects(
+    { orchestratorLockTimeoutMs: 4000, orchestratorLockRenewalBufferMs: 4000 },
+    /orchestratorLockRenewalBufferMs must be smaller than orchestratorLockTimeoutMs/,
+    /orchestratorLockRenewalBufferMs 4000 with orchestratorLockTimeoutMs 4000/,
+    /meaningless/,
+  )
+  rejects(
+    { workerLockTimeoutMs: 3000 },
+    /workerLockRenewalBufferMs 5000 \(the default\) with workerLockTimeoutMs 3000/,
+  )
+})
+
+test('allowUnrenewableLocks: true lets tests choose leases that expire', async () => {
+  const rt = new Runtime(pg.provider, {
+    allowUnrenewableLocks: true,
+    orchestratorLockTimeoutMs: 500,
+    orchestratorLockRenewalBufferMs: 500,
+    watchdogIntervalMs: 0,
+  })
+  const eff = rt.effectiveOptions()
+  assert.equal(eff.orchestratorLockTimeoutMs, 500)
+  assert.equal(eff.allowUnrenewableLocks, true)
+  await rt.start()
+  assert.equal(rt.health().status, 'ok')
+  await rt.shutdown(0)
+})
+
+test('guard options are validated and reported', () => {
+  rejects({ maxConcurrentOrchestrationFetches: 0 }, /maxConcurrentOrchestrationFetches/, /0/)
+  rejects({ maxConcurrentWorkFetches: -1 }, /maxConcurrentWorkFetches/)
+  rejects({ watchdogIntervalMs: 1.5 }, /watchdogIntervalMs/)
+  const eff = new Runtime(pg.provider).effectiveOptions()
+  assert.equal(eff.maxConcurrentOrchestrationFetches, 1)
+  assert.equal(eff.maxConcurrentWorkFetches, 0)
+  assert.equal(eff.watchdogIntervalMs, 10000)
+})
+
+test('health() says why a runtime that is not running is not ok', async () => {
+  const rt = new Runtime(pg.provider, { watchdogIntervalMs: 0 })
+  assert.deepEqual(rt.health(), { status: 'degraded', reasons: ['the runtime is not running (not started, or shut down)'] })
+  await rt.start()
+  assert.deepEqual(rt.health(), { status: 'ok', reasons: [] })
+  await rt.shutdown(0)
+  assert.equal(rt.health().status, 'degraded')
+})

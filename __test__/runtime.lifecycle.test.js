@@ -1,0 +1,241 @@
+'use strict'
+// Runtime lifecycle: start, shutdown (fast when idle, idempotent, safe while
+// starting), calls in the wrong state, metrics, per-runtime registrations,
+// and a process that exits by itself after shutdown.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { backends, FAST, sqliteFile, eventually, uniqueName, Client, DATABASE_URL, psql } = require('./helpers')
+const { Runtime, SqliteProvider } = require('..')
+
+/** Settles with what finished first: the promise ('done') or a guard timer ('guard'). */
+async function within(ms, promise) {
+  let timer
+  const guard = new Promise((resolve) => { timer = setTimeout(() => resolve('guard'), ms) })
+  try {
+    return await Promise.race([promise.then(() => 'done'), guard])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function expectState(fn, pattern) {
+  await assert.rejects(async () => fn(), (err) => {
+    assert.equal(err.code, 'ERR_RUNTIME_STATE', err.message)
+    assert.match(err.message, pattern)
+    return true
+  })
+}
+
+const noop = function* () { return null }
+
+for (const [kind, open] of backends) {
+  test(`start resolves; an idle runtime shuts down well under a second even with shutdown(30000) (${kind})`, async (t) => {
+    const store = await open(t)
+    const rt = new Runtime(store.provider, FAST)
+    rt.registerOrchestration('Noop', noop)
+    assert.equal(await rt.start(), undefined)
+    assert.equal(await within(1000, rt.shutdown(30000)), 'done')
+  })
+
+  test(`after a finished orchestration, shutdown(30000) still returns under a second (${kind})`, async (t) => {
+    const store = await open(t)
+    const rt = new Runtime(store.provider, FAST)
+    rt.registerActivity('A', async () => 'a')
+    rt.registerOrchestration('O', function* (ctx) { return yield ctx.scheduleActivity('A') })
+    await rt.start()
+    const client = new Client(store.provider)
+    const id = uniqueName('o')
+    await client.startOrchestration(id, 'O')
+    assert.equal((await client.waitForOrchestration(id, 20000)).output, 'a')
+    assert.equal(await within(1000, rt.shutdown(30000)), 'done')
+  })
+}
+
+test('shutdown twice, concurrently and in sequence, is safe', async (t) => {
+  const { provider } = await sqliteFile(t)
+  const rt = new Runtime(provider, FAST)
+  await rt.start()
+  await Promise.all([rt.shutdown(1000), rt.shutdown(1000)])
+  await rt.shutdown()
+  await rt.shutdown(0)
+})
+
+test('shutdown called right after start() (before it settled) stops what start started', async (t) => {
+  const { provider } = await sqliteFile(t)
+  for (let i = 0; i < 5; i++) {
+    const rt = new Runtime(provider, FAST)
+    rt.registerOrchestration('Noop', noop)
+    const started = rt.start()
+    const stopped = rt.shutdown(1000)
+    const [s, d] = await Promise.allSettled([started, stopped])
+    assert.equal(d.status, 'fulfilled', d.reason && d.reason.message)
+    if (s.status === 'rejected') assert.equal(s.reason.code, 'ERR_RUNTIME_STATE')
+    assert.notEqual(rt.metricsSnapshot && rt.effectiveOptions(), undefined)
+    await expectState(() => rt.start(), /shut down/)
+  }
+})
+
+test('shutdown before start leaves a runtime that cannot be started', async (t) => {
+  const { provider } = await sqliteFile(t)
+  const rt = new Runtime(provider, FAST)
+  await rt.shutdown()
+  await expectState(() => rt.start(), /shut down/)
+})
+
+test('registration, start and a second start in the wrong state give ERR_RUNTIME_STATE', async (t) => {
+  const { provider } = await sqliteFile(t)
+  const rt = new Runtime(provider, FAST)
+  rt.registerOrchestration('Noop', noop)
+  const starting = rt.start()
+  // Registering while start() is in flight would never reach the dispatchers.
+  await expectState(() => rt.registerActivity('Late', async () => 1), /already start/)
+  await starting
+  await expectState(() => rt.registerActivity('Late', async () => 1), /already start/)
+  await expectState(() => rt.registerOrchestration('Late', noop), /already start/)
+  await expectState(() => rt.registerOrchestrationVersioned('Late', '2.0.0', noop), /already start/)
+  await expectState(() => rt.start(), /already start/)
+  await rt.shutdown(0)
+  await expectState(() => rt.registerActivity('Late', async () => 1), /shut down/)
+  await expectState(() => rt.registerOrchestration('Late', noop), /shut down/)
+  await expectState(() => rt.start(), /shut down/)
+})
+
+test('shutdown rejects a bad timeout with ERR_INVALID_ARGUMENT', async (t) => {
+  const { provider } = await sqliteFile(t)
+  const rt = new Runtime(provider, FAST)
+  for (const bad of [-1, 'soon', NaN]) {
+    await assert.rejects(rt.shutdown(bad), (err) => err.code === 'ERR_INVALID_ARGUMENT' && /timeoutMs/.test(err.message))
+  }
+})
+
+test('metricsSnapshot() is null before start, counts work after, and keeps the final counts after shutdown', async (t) => {
+  const { provider } = await sqliteFile(t)
+  const rt = new Runtime(provider, FAST)
+  rt.registerActivity('A', async () => 1)
+  rt.registerOrchestration('O', function* (ctx) {
+    yield ctx.scheduleActivity('A')
+    return yield ctx.scheduleSubOrchestration('Child')
+  })
+  rt.registerOrchestration('Child', noop)
+  assert.equal(rt.metricsSnapshot(), null)
+  await rt.start()
+  const client = new Client(provider)
+  const id = uniqueName('m')
+  await client.startOrchestration(id, 'O')
+  await client.waitForOrchestration(id, 20000)
+  const m = await eventually(() => {
+    const s = rt.metricsSnapshot()
+    return s.orchCompletions >= 2 && s
+  }, { what: 'completion counts' })
+  assert.equal(m.orchStarts, 2)
+  assert.equal(m.activitySuccess, 1)
+  assert.equal(m.suborchestrationCalls, 1)
+  assert.equal(m.orchFailures, 0)
+  for (const key of ['orchPoison', 'activityPoison', 'orchContinueAsNew', 'providerErrors', 'orchDispatcherItemsFetched']) {
+    assert.equal(typeof m[key], 'number', key)
+  }
+  await rt.shutdown(0)
+  assert.deepEqual(rt.metricsSnapshot(), m)
+})
+
+test('two runtimes in one process run their own functions under the same names', async (t) => {
+  const one = await sqliteFile(t)
+  const two = await sqliteFile(t)
+  const make = async (provider, label) => {
+    const rt = new Runtime(provider, FAST)
+    rt.registerActivity('Who', async () => `activity ${label}`)
+    rt.registerOrchestration('Same', function* (ctx) {
+      return [label, yield ctx.scheduleActivity('Who')]
+    })
+    await rt.start()
+    t.after(() => rt.shutdown(0))
+  }
+  await make(one.provider, 'one')
+  await make(two.provider, 'two')
+  const run = async (provider) => {
+    const client = new Client(provider)
+    const id = uniqueName('same')
+    await client.startOrchestration(id, 'Same')
+    return (await client.waitForOrchestration(id, 20000)).output
+  }
+  assert.deepEqual(await run(one.provider), ['one', 'activity one'])
+  assert.deepEqual(await run(two.provider), ['two', 'activity two'])
+})
+
+test('shutdown aborts the signal of an activity still running at the deadline', async (t) => {
+  const { provider } = await sqliteFile(t)
+  const rt = new Runtime(provider, FAST)
+  let seen
+  const started = new Promise((resolve) => {
+    rt.registerActivity('Long', async (ctx) => {
+      resolve()
+      await new Promise((r) => ctx.signal.addEventListener('abort', r))
+      seen = { aborted: ctx.signal.aborted, isCancelled: ctx.isCancelled() }
+    })
+  })
+  rt.registerOrchestration('O', function* (ctx) { return yield ctx.scheduleActivity('Long') })
+  await rt.start()
+  await new Client(provider).startOrchestration(uniqueName('long'), 'O')
+  await started
+  assert.equal(await within(5000, rt.shutdown(200)), 'done')
+  await eventually(() => seen, { what: 'the abort' })
+  assert.equal(seen.aborted, true)
+  assert.equal(seen.isCancelled, true)
+})
+
+// ---- the process exits by itself ----------------------------------------------------
+function runChild(args, { timeoutMs = 30000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'child-runtime.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => { stdout += d })
+    child.stderr.on('data', (d) => { stderr += d })
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`child did not exit within ${timeoutMs} ms; stdout: ${stdout}; stderr tail: ${stderr.slice(-2000)}`))
+    }, timeoutMs)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+}
+
+for (const [kind] of backends) {
+  const target = async (t) => {
+    if (kind === 'sqlite') return `sqlite:${(await sqliteFile(t)).file}`
+    const schema = uniqueName('dxchild')
+    t.after(() => psql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`))
+    return `${DATABASE_URL}#${schema}`
+  }
+
+  test(`a process that ran an orchestration and shut down exits on its own (${kind})`, async (t) => {
+    const r = await runChild(['work', await target(t)])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout, 'RESULT ["Completed",{"loud":"QUIET PLEASE","failed":"activity-failure-for-the-log"}]\n')
+  })
+
+  test(`a process whose activity never settles still exits after shutdown (${kind})`, async (t) => {
+    const r = await runChild(['hung', await target(t)])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout, 'RESULT shut down with a hung activity\n')
+  })
+}
+
+test('a shut-down runtime does not keep the provider from being used by a new runtime', async (t) => {
+  const provider = await SqliteProvider.inMemory()
+  const first = new Runtime(provider, FAST)
+  first.registerOrchestration('O', function* () { return 'first' })
+  await first.start()
+  await first.shutdown(0)
+  const second = new Runtime(provider, FAST)
+  second.registerOrchestration('O', function* () { return 'second' })
+  await second.start()
+  t.after(() => second.shutdown(0))
+  const client = new Client(provider)
+  await client.startOrchestration('after-first', 'O')
+  assert.equal((await client.waitForOrchestration('after-first', 20000)).output, 'second')
+})

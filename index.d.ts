@@ -1,0 +1,84 @@
+// Public types of duroxide-node. The JS lives in index.js / lib/; the types
+// are split by class under types/ and re-exported here. The napi-generated
+// native.d.ts is internal and deliberately not part of this surface.
+
+export type { ActivityFunction } from './types/activity'
+export { ActivityContext } from './types/activity'
+export type {
+  DeleteResult,
+  ExecutionInfo,
+  ExecutionStatusName,
+  HistoryEvent,
+  HistoryEventKind,
+  InstanceFilter,
+  InstanceInfo,
+  InstanceTree,
+  OrchestrationStats,
+  OrchestrationStatus,
+  OrchestrationStatusName,
+  PruneOptions,
+  PruneResult,
+  QueueDepths,
+  SystemMetrics,
+} from './types/client'
+export { Client } from './types/client'
+export type { DuroxideErrorCode, DuroxideErrorOptions, ErrorCategory } from './types/errors'
+export {
+  DuroxideError,
+  InvalidArgumentError,
+  InvalidOptionError,
+  NotFoundError,
+  OrchestrationFailedError,
+  ProviderError,
+  RuntimeStateError,
+  TimeoutError,
+} from './types/errors'
+export type { EffectiveOptions, LogFormat, LogLevel, RuntimeOptions, WorkerTagFilter } from './types/options'
+export type {
+  ActivityTask,
+  AllResult,
+  Backoff,
+  BackoffKind,
+  OrchestrationFunction,
+  RaceResult,
+  RetryPolicy,
+  ScheduleActivityOptions,
+  Task,
+  TaskResult,
+} from './types/orchestration'
+export { OrchestrationContext } from './types/orchestration'
+export type { EntraOptions, PostgresConnectOptions, Provider } from './types/providers'
+export { PostgresProvider, SqliteProvider } from './types/providers'
+export type { MetricsSnapshot, RuntimeEvent, RuntimeEventType, RuntimeHealth } from './types/runtime'
+export { Runtime } from './types/runtime'
+
+import type { LogFormat, LogLevel } from './types/options'
+
+/** Options of `initTracing`. */
+export interface TracingOptions {
+  /** File the logs are appended to (created if missing). */
+  logFile: string
+  /** Verbosity; matched case-insensitively. `RUST_LOG` overrides it. Default `'info'`. */
+  logLevel?: LogLevel | Uppercase<LogLevel> | undefined
+  /** Line format. Default `'compact'`. */
+  logFormat?: LogFormat | undefined
+}
+
+/**
+ * Sends runtime logs to `logFile` instead of stderr. Call it once, before the
+ * first `runtime.start()`. Throws an error whose message contains
+ * `Failed to open log file` for an unusable path, and one containing
+ * `Failed to init tracing` when a subscriber is already installed.
+ */
+export declare function initTracing(options: TracingOptions): void
+
+/** Most tags in one `workerTagFilter` (from duroxide's `runtime::limits`). */
+export declare const MAX_WORKER_TAGS: number
+/** Longest tag name, in UTF-8 bytes (from duroxide's `runtime::limits`). */
+export declare const MAX_TAG_NAME_BYTES: number
+/** Most KV keys per instance (from duroxide's `runtime::limits`). */
+export declare const MAX_KV_KEYS: number
+/** Largest KV value, in bytes (from duroxide's `runtime::limits`). */
+export declare const MAX_KV_VALUE_BYTES: number
+/** Largest custom status, in bytes (from duroxide's `runtime::limits`). */
+export declare const MAX_CUSTOM_STATUS_BYTES: number

@@ -1,0 +1,592 @@
+//! Client management: listing, inspecting, deleting and pruning instances.
+//!
+//! Both storage backends report a missing instance or execution as a
+//! permanent provider error whose text says "not found"; `not_found` turns
+//! that into `ERR_NOT_FOUND` with a message naming what was asked for.
+
+use duroxide::providers::{
+    DeleteInstanceResult as CrateDeleteResult, InstanceFilter as CrateFilter,
+    PruneOptions as CratePruneOptions, PruneResult as CratePruneResult,
+};
+use duroxide::{ClientError, Event, EventKind};
+use napi_derive::napi;
+
+use super::{require_id, NativeClient};
+use crate::errors::{BridgeError, BridgeResult};
+
+/// The execution statuses the stores record (`listInstancesByStatus`).
+pub const INSTANCE_STATUSES: [&str; 4] = ["Running", "Completed", "Failed", "ContinuedAsNew"];
+
+/// `client.getInstanceInfo(id)`.
+#[napi(object)]
+pub struct InstanceInfo {
+    pub instance_id: String,
+    pub orchestration_name: String,
+    /// The version the instance's current execution runs.
+    pub orchestration_version: String,
+    /// 1 for the first execution; continue-as-new adds one.
+    pub current_execution_id: i64,
+    /// Status of the current execution: `'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'`.
+    pub status: String,
+    /// As stored: the JSON output when completed, the failure text when failed.
+    pub output: Option<String>,
+    /// Epoch milliseconds.
+    pub created_at: i64,
+    /// Epoch milliseconds.
+    pub updated_at: i64,
+    /// The parent's instance id for a sub-orchestration.
+    pub parent_instance_id: Option<String>,
+}
+
+/// `client.getExecutionInfo(id, executionId)`.
+#[napi(object)]
+pub struct ExecutionInfo {
+    pub execution_id: i64,
+    /// `'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'`.
+    pub status: String,
+    /// As stored: output, failure text, or the next execution's input.
+    pub output: Option<String>,
+    /// Epoch milliseconds.
+    pub started_at: i64,
+    /// Epoch milliseconds; absent while running.
+    pub completed_at: Option<i64>,
+    /// History events of this execution.
+    pub event_count: i64,
+}
+
+/// One entry of `client.readExecutionHistory(id, executionId)`.
+#[napi(object)]
+pub struct HistoryEvent {
+    /// Position in the execution's history, from 1.
+    pub event_id: i64,
+    /// The crate's `EventKind` variant name (`OrchestrationStarted`, `ActivityScheduled`, ...).
+    pub kind: String,
+    /// For completions: the `eventId` of the event that scheduled them.
+    pub source_event_id: Option<i64>,
+    /// Epoch milliseconds when the event was recorded.
+    pub timestamp_ms: i64,
+    /// The variant's fields as a JSON object string; absent for fieldless kinds.
+    pub data: Option<String>,
+}
+
+/// `client.getInstanceTree(id)`.
+#[napi(object)]
+pub struct InstanceTree {
+    pub root_id: String,
+    /// The root and every descendant sub-orchestration.
+    pub all_ids: Vec<String>,
+    /// `allIds.length`.
+    pub size: i64,
+}
+
+/// `client.deleteInstance(...)` and `deleteInstanceBulk(...)`.
+#[napi(object)]
+pub struct DeleteInstanceResult {
+    /// Including descendant sub-orchestrations.
+    pub instances_deleted: i64,
+    pub executions_deleted: i64,
+    pub events_deleted: i64,
+    /// Orchestrator, worker and timer messages removed.
+    pub queue_messages_deleted: i64,
+}
+
+/// `client.pruneExecutions(...)` and `pruneExecutionsBulk(...)`.
+#[napi(object)]
+pub struct PruneResult {
+    pub instances_processed: i64,
+    pub executions_deleted: i64,
+    pub events_deleted: i64,
+}
+
+/// Which instances a bulk call considers; all criteria are ANDed.
+#[napi(object)]
+pub struct InstanceFilter {
+    /// Only these instance ids.
+    pub instance_ids: Option<Vec<String>>,
+    /// Only instances whose current execution completed before this epoch ms.
+    pub completed_before: Option<f64>,
+    /// At most this many instances (crate default 1000).
+    pub limit: Option<u32>,
+}
+
+/// Which executions a prune deletes; the current execution is never pruned.
+#[napi(object)]
+pub struct PruneOptions {
+    /// Keep the newest N executions (the current one counts).
+    pub keep_last: Option<u32>,
+    /// Only executions completed before this epoch ms.
+    pub completed_before: Option<f64>,
+}
+
+fn n<T: TryInto<i64>>(v: T) -> i64 {
+    v.try_into().unwrap_or(i64::MAX)
+}
+
+/// Maps the stores' "not found" provider errors to `ERR_NOT_FOUND`.
+fn not_found(err: ClientError, what: impl FnOnce() -> String) -> BridgeError {
+    match &err {
+        ClientError::InstanceNotFound { .. } => BridgeError::NotFound(what()),
+        ClientError::Provider(p)
+            if !p.retryable && p.message.to_ascii_lowercase().contains("not found") =>
+        {
+            BridgeError::NotFound(what())
+        }
+        _ => BridgeError::from(err),
+    }
+}
+
+/// The crate recognises SQLite's "still running" text but not duroxide-pg's
+/// "is Running. Use force=true", which would otherwise surface as a provider error.
+fn delete_error(err: ClientError, instance_id: &str) -> BridgeError {
+    match &err {
+        ClientError::Provider(p) if p.message.contains("is Running") => {
+            BridgeError::from(ClientError::InstanceStillRunning {
+                instance_id: instance_id.to_string(),
+            })
+        }
+        _ => not_found(err, || format!("instance '{instance_id}' not found")),
+    }
+}
+
+/// A running execution has no output or completion time; SQLite reads its
+/// empty columns as `""` and `0`.
+fn settled(
+    status: &str,
+    output: Option<String>,
+    completed_at: Option<u64>,
+) -> (Option<String>, Option<u64>) {
+    if status == "Running" {
+        (None, None)
+    } else {
+        (output, completed_at.filter(|t| *t != 0))
+    }
+}
+
+fn execution_id(value: f64) -> BridgeResult<u64> {
+    if value.is_finite() && value >= 1.0 && value.fract() == 0.0 && value <= i64::MAX as f64 {
+        Ok(value as u64)
+    } else {
+        Err(BridgeError::InvalidArgument(format!(
+            "executionId must be an integer >= 1, got {value}"
+        )))
+    }
+}
+
+/// Epoch milliseconds from JS; the stores take them as signed 64-bit.
+fn epoch_ms(field: &str, value: Option<f64>) -> BridgeResult<Option<u64>> {
+    match value {
+        None => Ok(None),
+        Some(v)
+            if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 =>
+        {
+            Ok(Some(v as u64))
+        }
+        Some(v) => Err(BridgeError::InvalidOption(format!(
+            "{field} must be a non-negative integer of epoch milliseconds, got {v}"
+        ))),
+    }
+}
+
+fn crate_filter(filter: Option<InstanceFilter>) -> BridgeResult<CrateFilter> {
+    let Some(f) = filter else {
+        return Ok(CrateFilter::default());
+    };
+    if let Some(ids) = &f.instance_ids {
+        for id in ids {
+            require_id("filter.instanceIds[]", id)?;
+        }
+    }
+    Ok(CrateFilter {
+        instance_ids: f.instance_ids,
+        completed_before: epoch_ms("filter.completedBefore", f.completed_before)?,
+        limit: f.limit,
+    })
+}
+
+fn crate_prune_options(options: Option<PruneOptions>) -> BridgeResult<CratePruneOptions> {
+    let Some(o) = options else {
+        return Ok(CratePruneOptions::default());
+    };
+    // duroxide-pg passes keepLast to SQL as a 32-bit signed integer.
+    if let Some(k) = o.keep_last {
+        if k > i32::MAX as u32 {
+            return Err(BridgeError::InvalidOption(format!(
+                "options.keepLast must be at most {}, got {k}",
+                i32::MAX
+            )));
+        }
+    }
+    Ok(CratePruneOptions {
+        keep_last: o.keep_last,
+        completed_before: epoch_ms("options.completedBefore", o.completed_before)?,
+    })
+}
+
+/// The `EventKind` variant's name. Listed by hand so a new crate variant is a
+/// compile error here rather than a wrong name at run time.
+fn kind_name(kind: &EventKind) -> &'static str {
+    use EventKind as K;
+    match kind {
+        K::OrchestrationStarted { .. } => "OrchestrationStarted",
+        K::OrchestrationCompleted { .. } => "OrchestrationCompleted",
+        K::OrchestrationFailed { .. } => "OrchestrationFailed",
+        K::ActivityScheduled { .. } => "ActivityScheduled",
+        K::ActivityCompleted { .. } => "ActivityCompleted",
+        K::ActivityFailed { .. } => "ActivityFailed",
+        K::ActivityCancelRequested { .. } => "ActivityCancelRequested",
+        K::TimerCreated { .. } => "TimerCreated",
+        K::TimerFired { .. } => "TimerFired",
+        K::ExternalSubscribed { .. } => "ExternalSubscribed",
+        K::ExternalEvent { .. } => "ExternalEvent",
+        K::OrchestrationChained { .. } => "OrchestrationChained",
+        K::SubOrchestrationScheduled { .. } => "SubOrchestrationScheduled",
+        K::SubOrchestrationCompleted { .. } => "SubOrchestrationCompleted",
+        K::SubOrchestrationFailed { .. } => "SubOrchestrationFailed",
+        K::SubOrchestrationCancelRequested { .. } => "SubOrchestrationCancelRequested",
+        K::OrchestrationContinuedAsNew { .. } => "OrchestrationContinuedAsNew",
+        K::OrchestrationCancelRequested { .. } => "OrchestrationCancelRequested",
+        K::ExternalSubscribedCancelled { .. } => "ExternalSubscribedCancelled",
+        K::QueueSubscribed { .. } => "QueueSubscribed",
+        K::QueueEventDelivered { .. } => "QueueEventDelivered",
+        K::QueueSubscriptionCancelled { .. } => "QueueSubscriptionCancelled",
+        K::CustomStatusUpdated { .. } => "CustomStatusUpdated",
+        K::KeyValueSet { .. } => "KeyValueSet",
+        K::KeyValueCleared { .. } => "KeyValueCleared",
+        K::KeyValuesCleared => "KeyValuesCleared",
+    }
+}
+
+/// The variant's fields as a JSON object (serde's `type` tag removed).
+fn event_data(kind: &EventKind) -> Option<String> {
+    match serde_json::to_value(kind) {
+        Ok(serde_json::Value::Object(mut map)) => {
+            map.remove("type");
+            (!map.is_empty()).then(|| serde_json::Value::Object(map).to_string())
+        }
+        _ => None,
+    }
+}
+
+impl From<Event> for HistoryEvent {
+    fn from(e: Event) -> Self {
+        HistoryEvent {
+            event_id: n(e.event_id),
+            kind: kind_name(&e.kind).to_string(),
+            source_event_id: e.source_event_id.map(n),
+            timestamp_ms: n(e.timestamp_ms),
+            data: event_data(&e.kind),
+        }
+    }
+}
+
+impl From<CrateDeleteResult> for DeleteInstanceResult {
+    fn from(r: CrateDeleteResult) -> Self {
+        DeleteInstanceResult {
+            instances_deleted: n(r.instances_deleted),
+            executions_deleted: n(r.executions_deleted),
+            events_deleted: n(r.events_deleted),
+            queue_messages_deleted: n(r.queue_messages_deleted),
+        }
+    }
+}
+
+impl From<CratePruneResult> for PruneResult {
+    fn from(r: CratePruneResult) -> Self {
+        PruneResult {
+            instances_processed: n(r.instances_processed),
+            executions_deleted: n(r.executions_deleted),
+            events_deleted: n(r.events_deleted),
+        }
+    }
+}
+
+/// duroxide's SQLite store keeps `created_at`, `updated_at` and `started_at`
+/// as SQL text timestamps but reads them as integers, so they come back as 0.
+/// The history holds the same moments in epoch ms: an execution starts with
+/// its first event and was last updated at its last one.
+impl NativeClient {
+    async fn first_execution(&self, instance_id: &str) -> BridgeResult<u64> {
+        let ids = self
+            .inner
+            .list_executions(instance_id)
+            .await
+            .map_err(BridgeError::from)?;
+        Ok(ids.into_iter().min().unwrap_or(1))
+    }
+
+    /// (first, last) event timestamps of an execution; (0, 0) without events.
+    async fn history_span(&self, instance_id: &str, execution_id: u64) -> BridgeResult<(u64, u64)> {
+        let events = self
+            .inner
+            .read_execution_history(instance_id, execution_id)
+            .await
+            .map_err(BridgeError::from)?;
+        let first = events.iter().map(|e| e.timestamp_ms).min().unwrap_or(0);
+        let last = events.iter().map(|e| e.timestamp_ms).max().unwrap_or(0);
+        Ok((first, last))
+    }
+}
+
+#[napi]
+impl NativeClient {
+    /// Every instance id, newest first.
+    #[napi]
+    pub async fn list_all_instances(&self) -> napi::Result<Vec<String>> {
+        Ok(self
+            .inner
+            .list_all_instances()
+            .await
+            .map_err(BridgeError::from)?)
+    }
+
+    /// Instance ids whose current execution has `status`, newest first.
+    #[napi]
+    pub async fn list_instances_by_status(&self, status: String) -> napi::Result<Vec<String>> {
+        if !INSTANCE_STATUSES.contains(&status.as_str()) {
+            return Err(BridgeError::InvalidArgument(format!(
+                "status '{status}' is not an instance status; expected one of {}",
+                INSTANCE_STATUSES.join(", ")
+            ))
+            .into());
+        }
+        Ok(self
+            .inner
+            .list_instances_by_status(&status)
+            .await
+            .map_err(BridgeError::from)?)
+    }
+
+    #[napi]
+    pub async fn get_instance_info(&self, instance_id: String) -> napi::Result<InstanceInfo> {
+        require_id("instanceId", &instance_id)?;
+        let i = self
+            .inner
+            .get_instance_info(&instance_id)
+            .await
+            .map_err(|e| not_found(e, || format!("instance '{instance_id}' not found")))?;
+        let mut created_at = i.created_at;
+        let mut updated_at = i.updated_at;
+        if created_at == 0 || updated_at == 0 {
+            let first = self.first_execution(&instance_id).await?;
+            let (start, _) = self.history_span(&instance_id, first).await?;
+            let (_, last) = self
+                .history_span(&instance_id, i.current_execution_id)
+                .await?;
+            if created_at == 0 {
+                created_at = start;
+            }
+            if updated_at == 0 {
+                updated_at = last;
+            }
+        }
+        let (output, _) = settled(&i.status, i.output, None);
+        Ok(InstanceInfo {
+            instance_id: i.instance_id,
+            orchestration_name: i.orchestration_name,
+            orchestration_version: i.orchestration_version,
+            current_execution_id: n(i.current_execution_id),
+            status: i.status,
+            output,
+            created_at: n(created_at),
+            updated_at: n(updated_at),
+            parent_instance_id: i.parent_instance_id,
+        })
+    }
+
+    #[napi]
+    pub async fn get_execution_info(
+        &self,
+        instance_id: String,
+        execution_id: f64,
+    ) -> napi::Result<ExecutionInfo> {
+        require_id("instanceId", &instance_id)?;
+        let id = self::execution_id(execution_id)?;
+        let e = self
+            .inner
+            .get_execution_info(&instance_id, id)
+            .await
+            .map_err(|e| {
+                not_found(e, || {
+                    format!("execution {id} of instance '{instance_id}' not found")
+                })
+            })?;
+        let started_at = match e.started_at {
+            0 => self.history_span(&instance_id, id).await?.0,
+            t => t,
+        };
+        let (output, completed_at) = settled(&e.status, e.output, e.completed_at);
+        Ok(ExecutionInfo {
+            execution_id: n(e.execution_id),
+            status: e.status,
+            output,
+            started_at: n(started_at),
+            completed_at: completed_at.map(n),
+            event_count: n(e.event_count),
+        })
+    }
+
+    /// Execution ids of the instance in ascending order (`[]` when none).
+    #[napi]
+    pub async fn list_executions(&self, instance_id: String) -> napi::Result<Vec<i64>> {
+        require_id("instanceId", &instance_id)?;
+        let ids = self
+            .inner
+            .list_executions(&instance_id)
+            .await
+            .map_err(BridgeError::from)?;
+        Ok(ids.into_iter().map(n).collect())
+    }
+
+    /// The events of one execution, oldest first (`[]` when there are none).
+    #[napi]
+    pub async fn read_execution_history(
+        &self,
+        instance_id: String,
+        execution_id: f64,
+    ) -> napi::Result<Vec<HistoryEvent>> {
+        require_id("instanceId", &instance_id)?;
+        let id = self::execution_id(execution_id)?;
+        let events = self
+            .inner
+            .read_execution_history(&instance_id, id)
+            .await
+            .map_err(|e| {
+                not_found(e, || {
+                    format!("execution {id} of instance '{instance_id}' not found")
+                })
+            })?;
+        Ok(events.into_iter().map(HistoryEvent::from).collect())
+    }
+
+    /// The instance and its descendant sub-orchestrations.
+    #[napi]
+    pub async fn get_instance_tree(&self, instance_id: String) -> napi::Result<InstanceTree> {
+        require_id("instanceId", &instance_id)?;
+        // The crate walks children without checking the root exists, so a
+        // typo would come back as a one-instance tree.
+        let missing = || format!("instance '{instance_id}' not found");
+        self.inner
+            .get_instance_info(&instance_id)
+            .await
+            .map_err(|e| not_found(e, missing))?;
+        let tree = self
+            .inner
+            .get_instance_tree(&instance_id)
+            .await
+            .map_err(|e| not_found(e, missing))?;
+        Ok(InstanceTree {
+            size: n(tree.all_ids.len()),
+            root_id: tree.root_id,
+            all_ids: tree.all_ids,
+        })
+    }
+
+    /// Deletes a root instance with its sub-orchestrations. A running
+    /// instance needs `force` (and keeps running in memory until its turn ends).
+    #[napi]
+    pub async fn delete_instance(
+        &self,
+        instance_id: String,
+        force: bool,
+    ) -> napi::Result<DeleteInstanceResult> {
+        require_id("instanceId", &instance_id)?;
+        let r = self
+            .inner
+            .delete_instance(&instance_id, force)
+            .await
+            .map_err(|e| delete_error(e, &instance_id))?;
+        Ok(r.into())
+    }
+
+    /// Deletes terminal root instances matching `filter`; running ones are skipped.
+    #[napi]
+    pub async fn delete_instance_bulk(
+        &self,
+        filter: Option<InstanceFilter>,
+    ) -> napi::Result<DeleteInstanceResult> {
+        let filter = crate_filter(filter)?;
+        let r = self
+            .inner
+            .delete_instance_bulk(filter)
+            .await
+            .map_err(BridgeError::from)?;
+        Ok(r.into())
+    }
+
+    /// Deletes old executions of one instance; the current one is kept.
+    #[napi]
+    pub async fn prune_executions(
+        &self,
+        instance_id: String,
+        options: Option<PruneOptions>,
+    ) -> napi::Result<PruneResult> {
+        require_id("instanceId", &instance_id)?;
+        let options = crate_prune_options(options)?;
+        let r = self
+            .inner
+            .prune_executions(&instance_id, options)
+            .await
+            .map_err(|e| not_found(e, || format!("instance '{instance_id}' not found")))?;
+        Ok(r.into())
+    }
+
+    /// `pruneExecutions` over every instance matching `filter`.
+    #[napi]
+    pub async fn prune_executions_bulk(
+        &self,
+        filter: Option<InstanceFilter>,
+        options: Option<PruneOptions>,
+    ) -> napi::Result<PruneResult> {
+        let filter = crate_filter(filter)?;
+        let options = crate_prune_options(options)?;
+        let r = self
+            .inner
+            .prune_executions_bulk(filter, options)
+            .await
+            .map_err(BridgeError::from)?;
+        Ok(r.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_events_carry_variant_name_and_payload() {
+        let e = Event::with_event_id(
+            3,
+            "i",
+            1,
+            Some(2),
+            EventKind::ActivityCompleted {
+                result: "\"ok\"".into(),
+            },
+        );
+        let h = HistoryEvent::from(e);
+        assert_eq!(h.kind, "ActivityCompleted");
+        assert_eq!(h.event_id, 3);
+        assert_eq!(h.source_event_id, Some(2));
+        let data: serde_json::Value = serde_json::from_str(h.data.as_deref().unwrap()).unwrap();
+        assert_eq!(data, serde_json::json!({ "result": "\"ok\"" }));
+
+        let q = EventKind::QueueSubscribed { name: "q".into() };
+        assert_eq!(kind_name(&q), "QueueSubscribed");
+        assert_eq!(event_data(&EventKind::KeyValuesCleared), None);
+    }
+
+    #[test]
+    fn numeric_arguments_are_checked() {
+        assert!(execution_id(0.0).is_err());
+        assert!(execution_id(1.5).is_err());
+        assert!(execution_id(f64::NAN).is_err());
+        assert_eq!(execution_id(2.0).unwrap(), 2);
+        assert!(epoch_ms("x", Some(-1.0)).is_err());
+        assert_eq!(epoch_ms("x", Some(5.0)).unwrap(), Some(5));
+        assert!(crate_prune_options(Some(PruneOptions {
+            keep_last: Some(u32::MAX),
+            completed_before: None
+        }))
+        .is_err());
+    }
+}

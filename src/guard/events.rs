@@ -1,0 +1,160 @@
+//! Guard events for the application (`runtime.on('poison' | 'lockLost' |
+//! 'livelock', fn)`) and the log line that goes with each.
+//!
+//! Events travel to JS through the runtime's `events` threadsafe function
+//! (see `bridge/mod.rs`), non-blocking: a slow listener never holds up a
+//! dispatcher. `lockLost` and `livelock` are reported once per instance per
+//! runtime, so a message that retries forever cannot flood the application;
+//! every `poison` disposition is reported, since each ends a message.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, RwLock};
+
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+
+/// Instances remembered per event type for "once per instance"; past it the
+/// set restarts, so a long-lived runtime cannot grow it without bound.
+const MAX_REMEMBERED: usize = 10_000;
+
+/// What a listener of `runtime.on(type, fn)` receives.
+#[napi(object)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardEvent {
+    /// `'poison'`, `'lockLost'` or `'livelock'`.
+    #[napi(js_name = "type")]
+    pub event_type: String,
+    /// The instance whose message it is.
+    pub instance_id: String,
+    /// `'orchestrator'` (orchestration turns) or `'worker'` (activities).
+    pub queue: String,
+    /// How many times the message was fetched, when known.
+    pub attempt_count: Option<u32>,
+    /// The runtime's `maxAttempts`.
+    pub max_attempts: u32,
+    /// The likely cause and what to look at, in words.
+    pub cause: String,
+}
+
+pub type EventSink = Arc<dyn Fn(GuardEvent) + Send + Sync>;
+
+/// Events to the runtime's JS `events` callback; dropped once the runtime
+/// released its callbacks.
+pub fn bridge_sink(bridge: Arc<crate::bridge::Bridge>) -> EventSink {
+    Arc::new(move |event| {
+        if let Ok(callbacks) = bridge.callbacks() {
+            callbacks
+                .events
+                .call(event, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    })
+}
+
+#[derive(Default)]
+pub struct GuardEvents {
+    sink: RwLock<Option<EventSink>>,
+    reported: Mutex<HashSet<(String, String)>>,
+}
+
+impl GuardEvents {
+    /// Where events go while the runtime runs.
+    pub fn connect(&self, sink: EventSink) {
+        *self.sink.write().expect("event sink") = Some(sink);
+    }
+
+    pub fn disconnect(&self) {
+        self.sink.write().expect("event sink").take();
+    }
+
+    /// True the first time `(event_type, instance)` is seen.
+    pub fn first_time(&self, event_type: &str, instance: &str) -> bool {
+        let mut seen = self.reported.lock().expect("reported events");
+        if seen.len() >= MAX_REMEMBERED {
+            seen.clear();
+        }
+        seen.insert((event_type.to_string(), instance.to_string()))
+    }
+
+    /// Logs the event and hands it to the application.
+    pub fn emit(&self, event: GuardEvent) {
+        log(&event);
+        let sink = self.sink.read().expect("event sink").clone();
+        if let Some(sink) = sink {
+            sink(event);
+        }
+    }
+}
+
+fn log(e: &GuardEvent) {
+    let attempt = e
+        .attempt_count
+        .map_or_else(|| "unknown".to_string(), |a| a.to_string());
+    match e.event_type.as_str() {
+        "livelock" => tracing::error!(
+            target: "duroxide_node::guard",
+            instance_id = %e.instance_id,
+            queue = %e.queue,
+            attempt_count = %attempt,
+            max_attempts = e.max_attempts,
+            "livelock: instance '{}' keeps retrying its {}-queue message (attempt {attempt}, \
+             maxAttempts {}) without committing; likely cause: {}",
+            e.instance_id, e.queue, e.max_attempts, e.cause
+        ),
+        "poison" => tracing::error!(
+            target: "duroxide_node::guard",
+            instance_id = %e.instance_id,
+            queue = %e.queue,
+            attempt_count = %attempt,
+            max_attempts = e.max_attempts,
+            "poison: instance '{}' had its {}-queue message failed after {attempt} attempts \
+             (maxAttempts {}); {}",
+            e.instance_id, e.queue, e.max_attempts, e.cause
+        ),
+        _ => tracing::warn!(
+            target: "duroxide_node::guard",
+            instance_id = %e.instance_id,
+            queue = %e.queue,
+            attempt_count = %attempt,
+            "lock lost: an ack for instance '{}' ({}-queue message, attempt {attempt}) found its lock \
+             gone; {}",
+            e.instance_id, e.queue, e.cause
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(t: &str) -> GuardEvent {
+        GuardEvent {
+            event_type: t.into(),
+            instance_id: "i".into(),
+            queue: "orchestrator".into(),
+            attempt_count: Some(3),
+            max_attempts: 2,
+            cause: "c".into(),
+        }
+    }
+
+    #[test]
+    fn events_reach_the_sink_while_connected() {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let events = GuardEvents::default();
+        let g = got.clone();
+        events.connect(Arc::new(move |e| g.lock().unwrap().push(e)));
+        events.emit(event("poison"));
+        events.disconnect();
+        events.emit(event("livelock"));
+        assert_eq!(*got.lock().unwrap(), vec![event("poison")]);
+    }
+
+    #[test]
+    fn first_time_is_per_type_and_instance() {
+        let events = GuardEvents::default();
+        assert!(events.first_time("livelock", "a"));
+        assert!(!events.first_time("livelock", "a"));
+        assert!(events.first_time("lockLost", "a"));
+        assert!(events.first_time("livelock", "b"));
+    }
+}

@@ -1,0 +1,266 @@
+//! The fleet guard: a Provider decorator around the store of every
+//! `NativeRuntime`, with its counters, events and watchdog.
+//!
+//! - `delegate.rs`: `impl Provider`, every method delegated.
+//! - `fetch_gate.rs`: caps concurrent fetch calls per runtime (the Postgres
+//!   fetch convoy).
+//! - `locks.rs`: which orchestration locks this runtime holds; releases the
+//!   ones the runtime drops after a failed ack.
+//! - `stats.rs`: counters, fetch-latency windows, `health()`.
+//! - `events.rs`: `poison` / `lockLost` / `livelock` events and their log lines.
+//! - `watchdog.rs`: the periodic livelock check.
+//! - `pg.rs`: the Postgres queries of the watchdog and the start-up schema check.
+//!
+//! Every provider method is delegated. Four calls run in their own tokio task
+//! from the moment they are called: both fetches (so a fetch the dispatcher
+//! drops at shutdown still finishes, and the item it locked is handed back at
+//! once instead of at lease expiry) and both abandons (so an abandon whose
+//! future is dropped unpolled still runs).
+
+mod delegate;
+pub mod events;
+pub mod fetch_gate;
+pub mod locks;
+pub mod pg;
+pub mod stats;
+pub mod watchdog;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use duroxide::providers::{Provider, ProviderError};
+
+use crate::options::ParsedOptions;
+use events::{EventSink, GuardEvent, GuardEvents};
+use fetch_gate::FetchGate;
+use locks::LockTracker;
+use stats::{GuardSnapshot, GuardStats, RuntimeHealth};
+
+/// Lock losses on one instance within this window, at least
+/// [`LOSS_THRESHOLD`] of them, are the in-process livelock signature.
+pub const LOSS_WINDOW: Duration = Duration::from_secs(600);
+pub const LOSS_THRESHOLD: usize = 3;
+/// The delay the dispatcher itself gives the abandons it drops; doubled per
+/// attempt, so an instance whose acks keep failing retries ever more slowly,
+/// and capped at the lease, so never later than lease expiry would allow.
+const FORGOTTEN_ABANDON_DELAY: Duration = Duration::from_millis(50);
+
+/// Where a message lives: `'orchestrator'` or `'worker'`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queue {
+    Orchestrator,
+    Worker,
+}
+
+impl Queue {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Queue::Orchestrator => "orchestrator",
+            Queue::Worker => "worker",
+        }
+    }
+}
+
+pub struct GuardedProvider {
+    inner: Arc<dyn Provider>,
+    orch_gate: FetchGate,
+    work_gate: FetchGate,
+    locks: LockTracker,
+    stats: Arc<GuardStats>,
+    events: GuardEvents,
+    max_attempts: u32,
+    lease: Duration,
+    /// Fetched with `attempt_count > maxAttempts + 1`: instance -> (attempt, queue).
+    over_attempts: Mutex<HashMap<String, (u32, Queue)>>,
+    watchdog: Mutex<Option<watchdog::Watchdog>>,
+}
+
+impl GuardedProvider {
+    pub fn new(inner: Arc<dyn Provider>, options: &ParsedOptions) -> Arc<Self> {
+        let binding = &options.binding;
+        Arc::new(Self {
+            inner,
+            orch_gate: FetchGate::new(binding.max_concurrent_orchestration_fetches),
+            work_gate: FetchGate::new(binding.max_concurrent_work_fetches),
+            locks: LockTracker::default(),
+            stats: Arc::new(GuardStats::default()),
+            events: GuardEvents::default(),
+            max_attempts: options.runtime.max_attempts,
+            lease: options.runtime.orchestrator_lock_timeout,
+            over_attempts: Mutex::new(HashMap::new()),
+            watchdog: Mutex::new(None),
+        })
+    }
+
+    pub fn inner(&self) -> &Arc<dyn Provider> {
+        &self.inner
+    }
+
+    pub fn stats(&self) -> &GuardStats {
+        &self.stats
+    }
+
+    pub fn events(&self) -> &GuardEvents {
+        &self.events
+    }
+
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The runtime started: events flow to `sink`, the watchdog runs every
+    /// `watchdog_interval_ms` (0: never), and on Postgres the schema check
+    /// runs (awaited, so its warning precedes `start()` resolving; bounded, so
+    /// a slow database cannot hold up the start).
+    pub async fn started(self: &Arc<Self>, sink: EventSink, watchdog_interval_ms: u64) {
+        self.events.connect(sink);
+        if let Some((pool, schema)) = pg::postgres_of(&self.inner) {
+            let check = pg::warn_other_schemas_once(pool, schema);
+            let _ = tokio::time::timeout(Duration::from_secs(2), check).await;
+        }
+        if watchdog_interval_ms > 0 {
+            let dog = watchdog::Watchdog::start(
+                self.clone(),
+                Duration::from_millis(watchdog_interval_ms),
+            );
+            *self.watchdog.lock().expect("watchdog slot") = Some(dog);
+        }
+    }
+
+    /// The runtime stopped: no turn runs any more, so every lock still
+    /// recorded was dropped by the runtime; hand each back now rather than at
+    /// lease expiry. The attempt stays counted, as lease expiry would leave it.
+    pub async fn stopped(&self) {
+        let dog = self.watchdog.lock().expect("watchdog slot").take();
+        if let Some(dog) = dog {
+            dog.stop().await;
+        }
+        self.events.disconnect();
+        let tasks: Vec<_> = self
+            .locks
+            .drain()
+            .into_iter()
+            .map(|(token, lock)| {
+                self.stats.orphaned_lock_released();
+                tracing::debug!(target: "duroxide_node::guard", instance_id = %lock.instance, "releasing a lock left at shutdown");
+                let inner = self.inner.clone();
+                tokio::spawn(async move { inner.abandon_orchestration_item(&token, None, false).await })
+            })
+            .collect();
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            for t in tasks {
+                let _ = t.await;
+            }
+        })
+        .await;
+    }
+
+    pub fn snapshot(&self) -> GuardSnapshot {
+        self.stats.snapshot()
+    }
+
+    pub fn health(&self, running: bool) -> RuntimeHealth {
+        let mut reasons = Vec::new();
+        if !running {
+            reasons.push("the runtime is not running (not started, or shut down)".to_string());
+        }
+        reasons.extend(self.stats.degraded_reasons());
+        RuntimeHealth::from_reasons(reasons)
+    }
+
+    /// Instances fetched with `attempt_count > maxAttempts + 1` since the last call.
+    pub fn take_over_attempts(&self) -> Vec<(String, u32, Queue)> {
+        let mut m = self.over_attempts.lock().expect("over attempts");
+        m.drain().map(|(k, (a, q))| (k, a, q)).collect()
+    }
+
+    fn note_fetched(&self, instance: &str, attempt: u32, queue: Queue) {
+        if attempt > self.max_attempts.saturating_add(1) {
+            let mut m = self.over_attempts.lock().expect("over attempts");
+            if m.len() < 10_000 {
+                m.insert(instance.to_string(), (attempt, queue));
+            }
+        }
+    }
+
+    fn note<T>(&self, r: Result<T, ProviderError>) -> Result<T, ProviderError> {
+        if let Err(e) = &r {
+            if delegate::is_deadlock(e) {
+                self.stats.deadlock();
+            }
+        }
+        r
+    }
+
+    /// Hands back a lock the runtime dropped (see `locks.rs`).
+    fn release_forgotten(&self, token: String, lock: locks::HeldLock) {
+        self.stats.orphaned_lock_released();
+        tracing::warn!(
+            target: "duroxide_node::guard",
+            instance_id = %lock.instance,
+            attempt_count = lock.attempt,
+            "released the lock of instance '{}' that the runtime dropped without abandoning it \
+             (an ack failed); the message is retried now instead of at lease expiry",
+            lock.instance
+        );
+        let doublings = lock.attempt.saturating_sub(1).min(16);
+        let delay = (FORGOTTEN_ABANDON_DELAY * (1u32 << doublings)).min(self.lease);
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            let _ = inner
+                .abandon_orchestration_item(&token, Some(delay), false)
+                .await;
+        });
+    }
+
+    fn emit(
+        &self,
+        event_type: &str,
+        instance: &str,
+        queue: Queue,
+        attempt: Option<u32>,
+        cause: &str,
+    ) {
+        self.events.emit(GuardEvent {
+            event_type: event_type.to_string(),
+            instance_id: instance.to_string(),
+            queue: queue.as_str().to_string(),
+            attempt_count: attempt,
+            max_attempts: self.max_attempts,
+            cause: cause.to_string(),
+        });
+    }
+
+    fn poisoned(&self, instance: &str, queue: Queue, attempt: u32) {
+        self.stats.poison();
+        self.emit(
+            "poison",
+            instance,
+            queue,
+            Some(attempt),
+            "it was fetched more than maxAttempts times without completing: the turn or activity \
+             keeps crashing, hanging past its lock, or failing to commit",
+        );
+    }
+
+    fn lock_lost(&self, instance: &str, queue: Queue, attempt: Option<u32>) {
+        if !self.events.first_time("lockLost", instance) {
+            return;
+        }
+        let cause = match queue {
+            Queue::Orchestrator => {
+                "the lease (orchestratorLockTimeoutMs) expired before the turn committed: a slow or \
+                 blocking turn, a blocked event loop, or acks queued behind fetches on Postgres"
+            }
+            Queue::Worker => {
+                "the activity's lease (workerLockTimeoutMs) expired or its orchestration ended \
+                 while it ran; the activity result was discarded"
+            }
+        };
+        self.emit("lockLost", instance, queue, attempt, cause);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! The guard's own Postgres queries: read-only, through the provider's pool.
+//!
+//! - Rows whose `attempt_count` exceeds `maxAttempts + 1`: the runtime poisons
+//!   a message at `maxAttempts + 1`, so a higher count means even the poison
+//!   ack failed and the message is retried forever (the livelock signature).
+//! - Other schemas of the same database that hold an `orchestrator_queue`:
+//!   duroxide-pg keys its advisory locks by `hashtext(instance_id)` without the
+//!   schema, so equal instance ids in two schemas serialize each other's
+//!   fetches and acks.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use duroxide::providers::Provider;
+use duroxide_pg::PostgresProvider;
+use sqlx::PgPool;
+
+use super::Queue;
+
+/// The pool and schema of a Postgres provider; `None` for other stores.
+pub fn postgres_of(provider: &Arc<dyn Provider>) -> Option<(PgPool, String)> {
+    let any: &dyn std::any::Any = provider.as_ref();
+    any.downcast_ref::<PostgresProvider>()
+        .map(|p| (p.pool().clone(), p.schema_name().to_string()))
+}
+
+/// One queue row group over the attempt threshold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverAttempts {
+    pub instance: String,
+    pub attempt: u32,
+    pub queue: Queue,
+}
+
+/// Instances with messages fetched more than `threshold` times, highest first
+/// (at most 100 per queue, so a flood costs one bounded query).
+pub async fn over_attempts(
+    pool: &PgPool,
+    schema: &str,
+    threshold: u32,
+) -> Result<Vec<OverAttempts>, sqlx::Error> {
+    let mut found = Vec::new();
+    for (table, queue) in [
+        ("orchestrator_queue", Queue::Orchestrator),
+        ("worker_queue", Queue::Worker),
+    ] {
+        // `schema` was validated as a plain identifier when the provider connected,
+        // and is spelled unquoted as duroxide-pg spells it.
+        let sql = format!(
+            "SELECT instance_id, MAX(attempt_count) FROM {schema}.{table} \
+             WHERE attempt_count > $1 AND instance_id IS NOT NULL \
+             GROUP BY instance_id ORDER BY 2 DESC LIMIT 100"
+        );
+        let rows: Vec<(String, i32)> = sqlx::query_as(&sql)
+            .bind(threshold as i32)
+            .fetch_all(pool)
+            .await?;
+        found.extend(rows.into_iter().map(|(instance, attempt)| OverAttempts {
+            instance,
+            attempt: attempt.max(0) as u32,
+            queue,
+        }));
+    }
+    Ok(found)
+}
+
+/// Other schemas of this database with an `orchestrator_queue` table.
+pub async fn other_schemas(pool: &PgPool, schema: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT table_schema::text FROM information_schema.tables \
+         WHERE table_name = 'orchestrator_queue' AND table_schema <> $1 \
+         ORDER BY 1",
+    )
+    .bind(schema)
+    .fetch_all(pool)
+    .await
+}
+
+/// Schemas (per database) already warned about in this process.
+fn warned() -> &'static Mutex<HashSet<String>> {
+    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    WARNED.get_or_init(Default::default)
+}
+
+/// Warns once per process and schema when other duroxide schemas share the
+/// database; several runtimes on one provider would otherwise repeat it.
+pub async fn warn_other_schemas_once(pool: PgPool, schema: String) {
+    let database: String = match sqlx::query_scalar("SELECT current_database()::text")
+        .fetch_one(&pool)
+        .await
+    {
+        Ok(d) => d,
+        Err(_) => return,
+    };
+    let key = format!("{database}/{schema}");
+    if !warned().lock().expect("warned schemas").insert(key.clone()) {
+        return;
+    }
+    match other_schemas(&pool, &schema).await {
+        Ok(others) if !others.is_empty() => tracing::warn!(
+            target: "duroxide_node::guard",
+            schema = %schema,
+            other_schemas = %others.join(","),
+            "other duroxide schemas share database '{database}' with schema '{schema}': {}. \
+             duroxide-pg's advisory locks are keyed by instance id without the schema, so equal \
+             instance ids in these schemas serialize each other's fetches and acks; prefer one \
+             database per fleet, or instance ids unique across schemas",
+            others.join(", ")
+        ),
+        Ok(_) => {}
+        Err(e) => {
+            // Let a later runtime try again: this one could not look.
+            warned().lock().expect("warned schemas").remove(&key);
+            tracing::debug!(target: "duroxide_node::guard", error = %e, "schema check failed");
+        }
+    }
+}

@@ -1,0 +1,285 @@
+// Client (lib/client*.js) and the shapes its methods resolve with.
+import type { ErrorCategory } from './errors'
+import type { Provider } from './providers'
+
+/** Status of an instance as `getStatus` reports it. */
+export type OrchestrationStatusName = 'Running' | 'Completed' | 'Failed' | 'NotFound'
+
+/** Status of a stored execution (management calls). */
+export type ExecutionStatusName = 'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'
+
+/**
+ * What `getStatus`, `waitForOrchestration` and `waitForStatusChange` resolve
+ * with. `TOutput` is `string` (the raw JSON) for `getStatus` and
+ * `waitForStatusChange`, and the parsed value for `waitForOrchestration`.
+ */
+export interface OrchestrationStatus<TOutput = string> {
+  status: OrchestrationStatusName
+  /** The output when `Completed`. */
+  output?: TOutput
+  /** The failure's display message when `Failed`. */
+  error?: string
+  /** Why it failed, when `Failed`. */
+  errorCategory?: ErrorCategory
+  /** The custom status the orchestration set, if any. */
+  customStatus?: string
+  /** Grows each time the orchestration sets or resets its custom status. */
+  customStatusVersion: number
+}
+
+/** `getInstanceInfo(id)`. */
+export interface InstanceInfo {
+  instanceId: string
+  orchestrationName: string
+  /** The version the current execution runs. */
+  orchestrationVersion: string
+  /** 1 for the first execution; each continue-as-new adds one. */
+  currentExecutionId: number
+  /** Status of the current execution. */
+  status: ExecutionStatusName
+  /** As stored: the JSON output when completed, the failure text when failed. */
+  output?: string
+  /** Epoch ms. */
+  createdAt: number
+  /** Epoch ms. */
+  updatedAt: number
+  /** The parent's instance id, for a sub-orchestration. */
+  parentInstanceId?: string
+}
+
+/** `getExecutionInfo(id, executionId)`. */
+export interface ExecutionInfo {
+  executionId: number
+  status: ExecutionStatusName
+  /** As stored: the output, the failure text, or the next execution's input. */
+  output?: string
+  /** Epoch ms. */
+  startedAt: number
+  /** Epoch ms; absent while running. */
+  completedAt?: number
+  /** History events of this execution. */
+  eventCount: number
+}
+
+/** The crate's `EventKind` variant names, as `HistoryEvent.kind` reports them. */
+export type HistoryEventKind =
+  | 'OrchestrationStarted'
+  | 'OrchestrationCompleted'
+  | 'OrchestrationFailed'
+  | 'ActivityScheduled'
+  | 'ActivityCompleted'
+  | 'ActivityFailed'
+  | 'ActivityCancelRequested'
+  | 'TimerCreated'
+  | 'TimerFired'
+  | 'ExternalSubscribed'
+  | 'ExternalEvent'
+  | 'OrchestrationChained'
+  | 'SubOrchestrationScheduled'
+  | 'SubOrchestrationCompleted'
+  | 'SubOrchestrationFailed'
+  | 'SubOrchestrationCancelRequested'
+  | 'OrchestrationContinuedAsNew'
+  | 'OrchestrationCancelRequested'
+  | 'ExternalSubscribedCancelled'
+  | 'QueueSubscribed'
+  | 'QueueEventDelivered'
+  | 'QueueSubscriptionCancelled'
+  | 'CustomStatusUpdated'
+  | 'KeyValueSet'
+  | 'KeyValueCleared'
+  | 'KeyValuesCleared'
+
+/** One entry of `readExecutionHistory(id, executionId)`. */
+export interface HistoryEvent {
+  /** Position in the execution's history, from 1. */
+  eventId: number
+  kind: HistoryEventKind
+  /** For completions: the `eventId` of the event that scheduled them. */
+  sourceEventId?: number
+  /** Epoch ms when the event was recorded. */
+  timestampMs: number
+  /** The event's fields as a JSON object string; absent for kinds without fields. */
+  data?: string
+}
+
+/** `getInstanceTree(id)`. */
+export interface InstanceTree {
+  rootId: string
+  /** The root and every descendant sub-orchestration. */
+  allIds: string[]
+  /** `allIds.length`. */
+  size: number
+}
+
+/** `deleteInstance` and `deleteInstanceBulk`. */
+export interface DeleteResult {
+  /** Including descendant sub-orchestrations. */
+  instancesDeleted: number
+  executionsDeleted: number
+  eventsDeleted: number
+  /** Orchestrator, worker and timer messages removed. */
+  queueMessagesDeleted: number
+}
+
+/** `pruneExecutions` and `pruneExecutionsBulk`. */
+export interface PruneResult {
+  instancesProcessed: number
+  executionsDeleted: number
+  eventsDeleted: number
+}
+
+/** Which instances a bulk call considers; all criteria must hold. */
+export interface InstanceFilter {
+  /** Only these instance ids. */
+  instanceIds?: string[] | undefined
+  /** Only instances whose current execution completed before this time (epoch ms or a Date). */
+  completedBefore?: number | Date | undefined
+  /** At most this many instances (default 1000). */
+  limit?: number | undefined
+}
+
+/** Which executions a prune deletes; the current execution is never pruned. */
+export interface PruneOptions {
+  /** Keep the newest N executions (the current one counts). */
+  keepLast?: number | undefined
+  /** Only executions completed before this time (epoch ms or a Date). */
+  completedBefore?: number | Date | undefined
+}
+
+/** `getSystemMetrics()`: counts over the whole store, by status of each instance's current execution. */
+export interface SystemMetrics {
+  totalInstances: number
+  /** Continue-as-new adds executions. */
+  totalExecutions: number
+  runningInstances: number
+  completedInstances: number
+  failedInstances: number
+  /** History events across all executions. */
+  totalEvents: number
+}
+
+/** `getQueueDepths()`: messages waiting to be fetched (locked ones excluded). */
+export interface QueueDepths {
+  /** Starts, completions, events (on Postgres also due timers). */
+  orchestratorQueue: number
+  /** Activities. */
+  workerQueue: number
+  /** Timers; always 0 on Postgres, whose timers live in the orchestrator queue. */
+  timerQueue: number
+}
+
+/** `getOrchestrationStats(id)`: sizes of one instance's current execution. */
+export interface OrchestrationStats {
+  historyEventCount: number
+  /** Approximate stored size of the history in bytes. */
+  historySizeBytes: number
+  /** Queue messages carried into this execution by continue-as-new. */
+  queuePendingCount: number
+  kvUserKeyCount: number
+  kvTotalValueBytes: number
+}
+
+/**
+ * Starts, watches and manages orchestration instances. Works with or without
+ * a Runtime in the same process. Payloads are sent as JSON (`undefined` as
+ * `null`). Every method returns a Promise that rejects with a `DuroxideError`.
+ */
+export declare class Client {
+  constructor(provider: Provider)
+
+  /** Starts `name` (its latest registered version) as `instanceId`. */
+  startOrchestration(instanceId: string, name: string, input?: unknown): Promise<void>
+  /** Starts `name` at a semver `version`. */
+  startOrchestrationVersioned(instanceId: string, name: string, input: unknown, version: string): Promise<void>
+
+  /** The current status; `output` is the raw JSON string. Unknown ids report `NotFound`. */
+  getStatus(instanceId: string): Promise<OrchestrationStatus<string>>
+  /**
+   * Resolves once the instance is terminal (`Completed` or `Failed`) with
+   * `output` JSON-parsed. Rejects after `timeoutMs` (default 30000) with
+   * `TimeoutError`, or `NotFoundError` if nothing with this id exists by then.
+   */
+  waitForOrchestration(instanceId: string, timeoutMs?: number): Promise<OrchestrationStatus<any>>
+  /**
+   * Resolves with the status once `customStatusVersion > lastSeenVersion`,
+   * polling every `pollIntervalMs` (default 500); rejects with `TimeoutError`
+   * after `timeoutMs` (default 30000).
+   */
+  waitForStatusChange(
+    instanceId: string,
+    lastSeenVersion: number,
+    pollIntervalMs?: number,
+    timeoutMs?: number,
+  ): Promise<OrchestrationStatus<string>>
+
+  /** Raises a one-shot event the instance receives with `ctx.waitForEvent(name)`. */
+  raiseEvent(instanceId: string, eventName: string, data?: unknown): Promise<void>
+  /** Appends to a persistent FIFO mailbox the instance reads with `ctx.dequeueEvent(queueName)`. */
+  enqueueEvent(instanceId: string, queueName: string, data?: unknown): Promise<void>
+  /**
+   * Requests cancellation: the instance (and its sub-orchestrations) ends as
+   * `Failed` with a cancellation carrying `reason`. A no-op for terminal or
+   * unknown instances.
+   */
+  cancelInstance(instanceId: string, reason?: string): Promise<void>
+
+  /** The instance's KV value for `key`, or `null` when unset. */
+  getValue(instanceId: string, key: string): Promise<string | null>
+  /** Resolves with the value once `key` is set; rejects with `TimeoutError` after `timeoutMs` (default 30000). */
+  waitForValue(instanceId: string, key: string, timeoutMs?: number): Promise<string>
+  /** Every KV key of the instance with its value. */
+  getKvAllValues(instanceId: string): Promise<Record<string, string>>
+
+  /** Counts over the whole store. */
+  getSystemMetrics(): Promise<SystemMetrics>
+  /** Messages waiting in each queue. */
+  getQueueDepths(): Promise<QueueDepths>
+  /** Sizes of one instance's current execution, or `null` when it does not exist. */
+  getOrchestrationStats(instanceId: string): Promise<OrchestrationStats | null>
+
+  /** Every instance id. */
+  listAllInstances(): Promise<string[]>
+  /** Instance ids whose current execution has `status`. */
+  listInstancesByStatus(status: ExecutionStatusName): Promise<string[]>
+  /** One instance; rejects with `NotFoundError`. */
+  getInstanceInfo(instanceId: string): Promise<InstanceInfo>
+  /** One execution; rejects with `NotFoundError`. */
+  getExecutionInfo(instanceId: string, executionId: number): Promise<ExecutionInfo>
+  /** The instance's execution ids, ascending. */
+  listExecutions(instanceId: string): Promise<number[]>
+  /** The events of one execution, oldest first. */
+  readExecutionHistory(instanceId: string, executionId: number): Promise<HistoryEvent[]>
+  /** The instance and its descendant sub-orchestrations. */
+  getInstanceTree(instanceId: string): Promise<InstanceTree>
+  /**
+   * Deletes a root instance with its sub-orchestrations. A running instance
+   * needs `force` (default `false`); a sub-orchestration cannot be deleted
+   * on its own.
+   */
+  deleteInstance(instanceId: string, force?: boolean): Promise<DeleteResult>
+  /** Deletes terminal root instances matching `filter` (default: all); running ones are skipped. */
+  deleteInstanceBulk(filter?: InstanceFilter): Promise<DeleteResult>
+  /** Deletes old executions of one instance; the current one is kept. */
+  pruneExecutions(instanceId: string, options?: PruneOptions): Promise<PruneResult>
+  /** `pruneExecutions` over every instance matching `filter`. */
+  pruneExecutionsBulk(filter?: InstanceFilter, options?: PruneOptions): Promise<PruneResult>
+
+  /** `startOrchestration` with a typed input. */
+  startOrchestrationTyped<TIn = any>(instanceId: string, name: string, input: TIn): Promise<void>
+  /** `startOrchestrationVersioned` with a typed input. */
+  startOrchestrationVersionedTyped<TIn = any>(instanceId: string, name: string, input: TIn, version: string): Promise<void>
+  /** `raiseEvent` with typed data. */
+  raiseEventTyped<T = any>(instanceId: string, eventName: string, data: T): Promise<void>
+  /** `enqueueEvent` with typed data. */
+  enqueueEventTyped<T = any>(instanceId: string, queueName: string, data: T): Promise<void>
+  /**
+   * Resolves with the parsed output once the instance completes; rejects with
+   * `OrchestrationFailedError` if it failed, `TimeoutError` after `timeoutMs`
+   * (default 30000).
+   */
+  waitForOrchestrationTyped<TOut = any>(instanceId: string, timeoutMs?: number): Promise<TOut>
+}
+
+// Only the declarations marked `export` above are exported.
+export {}

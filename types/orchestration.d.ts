@@ -1,0 +1,254 @@
+// Orchestration side: tasks, retry policies and the OrchestrationContext
+// (lib/tasks.js, lib/orchestration-context.js).
+
+// Phantom key carrying a task's result type. It is not exported, so only the
+// context's methods can produce a Task: a hand-made object is not one.
+declare const taskResult: unique symbol
+
+/**
+ * A durable operation created by an `OrchestrationContext` method. Nothing
+ * happens until the orchestration generator `yield`s it; the `yield` then
+ * evaluates to the result (`T`), or throws an `Error` whose message carries
+ * the failure (activity error text, sub-orchestration failure, ...).
+ *
+ * TypeScript cannot type the value of a `yield` expression per task (it is
+ * `any`); annotate it (`const n: number = yield task`) or use `TaskResult`.
+ */
+export interface Task<T = any> {
+  /** @internal the result type; not a runtime property. */
+  readonly [taskResult]: T
+}
+
+/** An activity task: can be routed to tagged workers before it is yielded. */
+export interface ActivityTask<T = any> extends Task<T> {
+  /**
+   * Routes the activity to workers whose `workerTagFilter` accepts `tag`.
+   * One tag per activity; not available with a retry policy (duroxide's
+   * retries are untagged), which is why retrying methods return a plain `Task`.
+   */
+  withTag(tag: string): Task<T>
+}
+
+/** The value a yielded task evaluates to: `TaskResult<typeof t>`. */
+export type TaskResult<K> = K extends Task<infer R> ? R : never
+
+/** One element of an `all()` result: the task's value or its failure message. */
+export type AllResult<T = any> = { ok: T } | { err: string }
+
+/** The result of `race()`: the position of the first task to finish and its value. */
+export interface RaceResult<T = any> {
+  /** Index of the winning task in the arguments (or array) given to `race`. */
+  index: number
+  /** The winner's value; a failed winner makes the `yield` throw instead. */
+  value: T
+}
+
+/** Delay growth between retry attempts, by name. */
+export type BackoffKind = 'none' | 'fixed' | 'linear' | 'exponential'
+
+/**
+ * Backoff between attempts. The names use duroxide's defaults: `'none'`
+ * retries at once, `'fixed'` waits 1 s, `'linear'` waits 100 ms × n before
+ * retry n (30 s cap), `'exponential'` waits 100 ms × 2^(n-1) (30 s cap). The
+ * object form sets the parameters.
+ */
+export type Backoff =
+  | BackoffKind
+  | { kind: 'none' }
+  | {
+      kind: 'fixed'
+      /** Delay between attempts, in ms. Default 1000. */
+      delayMs?: number | undefined
+      /** Alias of `delayMs`. */
+      baseMs?: number | undefined
+    }
+  | {
+      kind: 'linear'
+      /** Delay unit (multiplied by the attempt number), in ms. Default 100. */
+      baseMs?: number | undefined
+      /** Longest delay, in ms. Default 30000. */
+      maxMs?: number | undefined
+    }
+  | {
+      kind: 'exponential'
+      /** First delay, in ms. Default 100. */
+      baseMs?: number | undefined
+      /** Growth factor, >= 1. Default 2. */
+      multiplier?: number | undefined
+      /** Longest delay, in ms. Default 30000. */
+      maxMs?: number | undefined
+    }
+
+/** Retry policy of `scheduleActivityWithRetry`. */
+export interface RetryPolicy {
+  /** Attempts in total, including the first. Integer >= 1. */
+  maxAttempts: number
+  /** Timeout of each attempt, in ms. A timed-out attempt fails the task at once (only activity errors are retried). */
+  timeoutMs?: number | undefined
+  /** Legacy alias of `timeoutMs` (duroxide has one per-attempt timeout). */
+  totalTimeoutMs?: number | undefined
+  /** Delay between attempts. Default `'exponential'`. */
+  backoff?: Backoff | undefined
+}
+
+/** Options of `scheduleActivity`. */
+export interface ScheduleActivityOptions {
+  /** Runs the activity on the worker that owns this session (session affinity). */
+  sessionId?: string | undefined
+}
+
+/**
+ * The first argument of an orchestration generator. Durable operations return
+ * tasks to `yield`; the synchronous calls (custom status, KV, traces) are
+ * replay-safe. Orchestration code must be deterministic: take time, random
+ * ids and I/O from tasks (`utcNow`, `newGuid`, activities), never directly.
+ */
+export declare class OrchestrationContext {
+  private constructor()
+  /** The instance being run. */
+  readonly instanceId: string
+  /** The execution number; it grows with each continue-as-new. */
+  readonly executionId: number
+  /** The registered orchestration name. */
+  readonly orchestrationName: string
+  /** The version this instance runs (it keeps the one it started on). */
+  readonly orchestrationVersion: string
+  /** True while the runtime replays history (traces are suppressed then). */
+  readonly isReplaying: boolean
+
+  /** Schedules an activity; the task yields its return value. `input` is sent as JSON (`undefined` as `null`). */
+  scheduleActivity(name: string, input?: unknown, options?: ScheduleActivityOptions): ActivityTask<any>
+  /** Schedules an activity on the worker that owns `sessionId`. */
+  scheduleActivityOnSession(name: string, input: unknown, sessionId: string): ActivityTask<any>
+  /** Schedules an activity that is retried per `retry` before the task fails. */
+  scheduleActivityWithRetry(name: string, input: unknown, retry: RetryPolicy): Task<any>
+  /** `scheduleActivityWithRetry` with session affinity. */
+  scheduleActivityWithRetryOnSession(name: string, input: unknown, retry: RetryPolicy, sessionId: string): Task<any>
+
+  /** A durable timer of `delayMs` (integer ms >= 0); yields `null` when it fires. */
+  scheduleTimer(delayMs: number): Task<null>
+  /** Waits for a one-shot event raised with `client.raiseEvent`; yields its data. */
+  waitForEvent(name: string): Task<any>
+  /** Takes the next message of a persistent FIFO mailbox (`client.enqueueEvent`); it survives continue-as-new. */
+  dequeueEvent(queueName: string): Task<any>
+
+  /** Runs a child orchestration (latest version) and yields its output; its failure makes the `yield` throw. */
+  scheduleSubOrchestration(name: string, input?: unknown): Task<any>
+  /** `scheduleSubOrchestration` with a chosen child instance id. */
+  scheduleSubOrchestrationWithId(name: string, instanceId: string, input?: unknown): Task<any>
+  /** `scheduleSubOrchestration` pinned to a semver `version`. */
+  scheduleSubOrchestrationVersioned(name: string, version: string, input?: unknown): Task<any>
+  /** `scheduleSubOrchestration` with a version and a child instance id. */
+  scheduleSubOrchestrationVersionedWithId(name: string, version: string, instanceId: string, input?: unknown): Task<any>
+
+  /** Starts an independent root instance (fire-and-forget); yields `null`. */
+  startOrchestration(name: string, instanceId: string, input?: unknown): Task<null>
+  /** `startOrchestration` pinned to a semver `version`. */
+  startOrchestrationVersioned(name: string, version: string, instanceId: string, input?: unknown): Task<null>
+
+  /** A deterministic UUID string (the same on every replay). */
+  newGuid(): Task<string>
+  /** The current time in epoch ms, recorded once and replayed. */
+  utcNow(): Task<number>
+
+  /** Restarts this instance with `input` and a fresh history; the `yield` never returns. */
+  continueAsNew(input?: unknown): Task<never>
+  /** `continueAsNew` onto another registered semver `version`. */
+  continueAsNewVersioned(input: unknown, version: string): Task<never>
+
+  /** Reads another instance's KV value; yields the string or `null`. */
+  getValueFromInstance(instanceId: string, key: string): Task<string | null>
+
+  /**
+   * Waits for every task; yields one `{ ok: value } | { err: message }` per
+   * task, in task order. Never throws for a failed task.
+   */
+  all(tasks: readonly Task<any>[]): Task<AllResult<any>[]>
+  /**
+   * Yields `{ index, value }` of the first task to finish; the others are
+   * cancelled (an activity's `ctx.signal` aborts). Takes tasks as arguments
+   * or as one array; at least one. `all` and `race` nest in each other.
+   */
+  race(first: Task<any>, ...rest: Task<any>[]): Task<RaceResult<any>>
+  race(tasks: readonly Task<any>[]): Task<RaceResult<any>>
+
+  // Typed variants: the same tasks, with result types for TaskResult<> and docs.
+  /** `scheduleActivity` with typed input and result. */
+  scheduleActivityTyped<TIn = any, TOut = any>(name: string, input: TIn, options?: ScheduleActivityOptions): ActivityTask<TOut>
+  /** `scheduleActivityOnSession` with typed input and result. */
+  scheduleActivityOnSessionTyped<TIn = any, TOut = any>(name: string, input: TIn, sessionId: string): ActivityTask<TOut>
+  /** `scheduleActivityWithRetry` with typed input and result. */
+  scheduleActivityWithRetryTyped<TIn = any, TOut = any>(name: string, input: TIn, retry: RetryPolicy): Task<TOut>
+  /** `scheduleActivityWithRetryOnSession` with typed input and result. */
+  scheduleActivityWithRetryOnSessionTyped<TIn = any, TOut = any>(name: string, input: TIn, retry: RetryPolicy, sessionId: string): Task<TOut>
+  /** `scheduleSubOrchestration` with typed input and output. */
+  scheduleSubOrchestrationTyped<TIn = any, TOut = any>(name: string, input: TIn): Task<TOut>
+  /** `scheduleSubOrchestrationWithId` with typed input and output. */
+  scheduleSubOrchestrationWithIdTyped<TIn = any, TOut = any>(name: string, instanceId: string, input: TIn): Task<TOut>
+  /** `waitForEvent` with a typed payload. */
+  waitForEventTyped<T = any>(name: string): Task<T>
+  /** `dequeueEvent` with a typed payload. */
+  dequeueEventTyped<T = any>(queueName: string): Task<T>
+  /** `startOrchestration` with typed input. */
+  startOrchestrationTyped<TIn = any>(name: string, instanceId: string, input: TIn): Task<null>
+  /** `startOrchestrationVersioned` with typed input. */
+  startOrchestrationVersionedTyped<TIn = any>(name: string, version: string, instanceId: string, input: TIn): Task<null>
+  /** `continueAsNew` with typed input. */
+  continueAsNewTyped<TIn = any>(input: TIn): Task<never>
+  /** `all` keeping each task's result type, position by position. */
+  allTyped<const Ts extends readonly Task<any>[]>(tasks: Ts): Task<{ -readonly [K in keyof Ts]: AllResult<TaskResult<Ts[K]>> }>
+  /** `race` whose `value` is the union of the tasks' result types. */
+  raceTyped<const Ts extends readonly [Task<any>, ...Task<any>[]]>(...tasks: Ts): Task<RaceResult<TaskResult<Ts[number]>>>
+  raceTyped<T>(tasks: readonly Task<T>[]): Task<RaceResult<T>>
+
+  /** Sets the custom status clients see in `getStatus` (at most `MAX_CUSTOM_STATUS_BYTES`). */
+  setCustomStatus(status: string): void
+  /** Clears the custom status. */
+  resetCustomStatus(): void
+  /** The custom status as last set, or `null`. */
+  getCustomStatus(): string | null
+
+  /**
+   * Stores a KV value readable by clients and other instances. Strings are
+   * stored as is, anything else JSON-encoded. At most `MAX_KV_KEYS` keys and
+   * `MAX_KV_VALUE_BYTES` per value.
+   */
+  setValue(key: string, value: unknown): void
+  /** The stored string, or `null`. */
+  getValue(key: string): string | null
+  /** Removes one key. */
+  clearValue(key: string): void
+  /** Removes every key. */
+  clearAllValues(): void
+  /** Every key and its stored string. */
+  getKvAllValues(): Record<string, string>
+  /** Every key, in key order. */
+  getKvAllKeys(): string[]
+  /** The number of keys. */
+  getKvLength(): number
+  /** Removes keys last written before `cutoffMs` (epoch ms); returns how many. */
+  pruneKvValuesUpdatedBefore(cutoffMs: number): number
+
+  /** Logs at info level; suppressed while replaying. */
+  traceInfo(message: string): void
+  /** Logs at warn level; suppressed while replaying. */
+  traceWarn(message: string): void
+  /** Logs at error level; suppressed while replaying. */
+  traceError(message: string): void
+  /** Logs at debug level; suppressed while replaying. */
+  traceDebug(message: string): void
+}
+
+/**
+ * An orchestration: a generator function that yields tasks. Returning
+ * completes the instance with the (JSON-encoded) value; throwing fails it
+ * with the error's message. `TNext` is `any` so a `yield` can be assigned to
+ * whatever the task produces.
+ */
+export type OrchestrationFunction<TInput = any, TOutput = any> = (
+  ctx: OrchestrationContext,
+  input: TInput,
+) => Generator<Task<any>, TOutput, any>
+
+// Only the declarations marked `export` above are exported.
+export {}
