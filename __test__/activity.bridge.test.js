@@ -5,6 +5,7 @@
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { backends, FAST, eventually, uniqueName, Client } = require('./helpers')
+const { openStore } = require('./fixtures/store')
 const { Runtime } = require('..')
 
 const unhandled = []
@@ -119,7 +120,7 @@ for (const [kind, open] of backends) {
     }
 
     before(async () => {
-      store = await open()
+      store = await openStore(open)
       rt = new Runtime(store.provider, {
         ...FAST,
         workerConcurrency: 4,
@@ -134,8 +135,7 @@ for (const [kind, open] of backends) {
     })
     after(async () => {
       await rt.shutdown(1000)
-      if (store.remove) store.remove()
-      if (store.drop) store.drop()
+      await store.release()
     })
 
     test('every property and method of ActivityContext', async () => {

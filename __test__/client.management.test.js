@@ -27,6 +27,15 @@ function register(rt) {
   rt.registerOrchestration('Waiter', function* (ctx) {
     return yield ctx.waitForEvent('go')
   })
+  // ctx.getClient() inside an activity reads another instance.
+  rt.registerActivity('Inspect', async (ctx, otherId) => {
+    const client = ctx.getClient()
+    const [status, info] = await Promise.all([client.getStatus(otherId), client.getInstanceInfo(otherId)])
+    return { status: status.status, error: status.error, name: info.orchestrationName, isClient: client instanceof Client }
+  })
+  rt.registerOrchestration('Inspector', function* (ctx, otherId) {
+    return yield ctx.scheduleActivity('Inspect', otherId)
+  })
 }
 
 /** Cleanup registry for suite hooks, whose context has no `after`. */
@@ -225,6 +234,14 @@ for (const [kind, open] of backends) {
       assert.equal(tree.size, 2)
       assert.deepEqual(await client.getInstanceTree(ids.fail), { rootId: ids.fail, allIds: [ids.fail], size: 1 })
       await assert.rejects(client.getInstanceTree('no-such-instance'), coded('ERR_NOT_FOUND', 'no-such-instance'))
+    })
+
+    test('ctx.getClient() inside an activity reads another instance', async () => {
+      const id = `inspector-${kind}`
+      await client.startOrchestration(id, 'Inspector', ids.fail)
+      const done = await client.waitForOrchestration(id, 20000)
+      assert.deepEqual(done.output, { status: 'Failed', error: 'boom', name: 'Fail', isClient: true })
+      await client.deleteInstance(id)
     })
 
     test('pruneExecutions keeps the newest executions', async () => {

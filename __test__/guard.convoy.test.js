@@ -10,7 +10,7 @@ const { runConvoy, format } = require('../bench/convoy')
 
 test('a 64-dispatcher fleet on one schema completes every orchestration without deadlocks', async (t) => {
   const r = await runConvoy({ processes: 2, runtimes: 4, slots: 8, rate: 15, seconds: 8, turnMs: 20, steps: 2, timeoutMs: 60000 })
-  t.diagnostic(format(r))
+  for (const line of format(r).split('\n')) t.diagnostic(line.trim())
   assert.deepEqual(r.exitCodes, [0, 0], 'both processes shut down cleanly')
   assert.equal(r.failed, 0)
   assert.equal(r.completed, r.total, `${r.completed} of ${r.total} completed`)

@@ -9,6 +9,18 @@ const crypto = require('node:crypto')
 const { execFileSync } = require('node:child_process')
 const { SqliteProvider, PostgresProvider, Runtime, Client } = require('..')
 
+/**
+ * Registers cleanup with the test context. Hook contexts (`before`) have no
+ * `after`, and Node 20 runs an `after()` registered inside a hook as soon as
+ * the hook ends, so there the caller must clean up itself (see
+ * fixtures/store.js). Note that `t.after` callbacks run in registration
+ * order: shut runtimes down before dropping their store.
+ */
+function onCleanup(t, fn) {
+  if (t && typeof t.after === 'function') t.after(fn)
+  else if (t !== null) throw new Error('pass a test context (t) or null and clean up yourself')
+}
+
 const DATABASE_URL = process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres'
 
 function uniqueName(prefix) {
@@ -28,7 +40,7 @@ async function pgSchema(t, prefix = 'dxt') {
   const schema = uniqueName(prefix)
   const provider = await PostgresProvider.connectWithSchema(DATABASE_URL, schema)
   const drop = () => psql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-  if (t && typeof t.after === 'function') t.after(drop)
+  onCleanup(t, drop)
   return { schema, provider, drop, url: DATABASE_URL }
 }
 
@@ -38,7 +50,7 @@ async function sqliteFile(t, prefix = 'dxt') {
   const file = path.join(dir, 'test.db')
   const provider = await SqliteProvider.open(`sqlite:${file}`)
   const remove = () => fs.rmSync(dir, { recursive: true, force: true })
-  if (t && typeof t.after === 'function') t.after(remove)
+  onCleanup(t, remove)
   return { file, dir, provider, remove, url: `sqlite:${file}` }
 }
 
@@ -59,7 +71,7 @@ async function startRuntime(t, provider, register, options = {}) {
   const rt = new Runtime(provider, { ...FAST, ...options })
   register(rt)
   await rt.start()
-  if (t && typeof t.after === 'function') t.after(() => rt.shutdown(0))
+  onCleanup(t, () => rt.shutdown(0))
   return rt
 }
 
@@ -77,6 +89,7 @@ async function eventually(fn, { timeoutMs = 20000, intervalMs = 20, what = 'cond
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 module.exports = {
+  onCleanup,
   DATABASE_URL,
   uniqueName,
   psql,

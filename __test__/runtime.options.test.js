@@ -5,6 +5,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { backends, FAST, uniqueName, Client } = require('./helpers')
+const { openStore } = require('./fixtures/store')
 const { Runtime, SqliteProvider, MAX_WORKER_TAGS } = require('..')
 
 // The table of options.md: every crate option and its default.
@@ -136,12 +137,11 @@ test('effectiveOptions() shows given values; undefined keeps the default', async
 
 for (const [kind, open] of backends) {
   test(`the old flat workerTagFilter + workerTagFilterTags form routes tagged activities (${kind})`, async (t) => {
-    const store = await open()
+    const store = await openStore(open)
     const runtimes = []
     t.after(async () => {
       for (const rt of runtimes) await rt.shutdown(0)
-      if (store.remove) store.remove()
-      if (store.drop) store.drop()
+      await store.release()
     })
     const make = async (name, options) => {
       const rt = new Runtime(store.provider, { ...FAST, ...options })
@@ -180,7 +180,7 @@ const block = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 
 const SHORT_LOCK = { orchestratorLockTimeoutMs: 300, allowUnrenewableLocks: true }
 
 async function blockingRun(open, options, blockWhen, blockMs = BLOCK_MS) {
-  const store = await open()
+  const store = await openStore(open)
   let starts = 0
   const rt = new Runtime(store.provider, { ...FAST, ...options })
   rt.registerOrchestration('Blocking', function* () {
@@ -197,8 +197,7 @@ async function blockingRun(open, options, blockWhen, blockMs = BLOCK_MS) {
     return { ...s, starts, metrics: rt.metricsSnapshot() }
   } finally {
     await rt.shutdown(0)
-    if (store.remove) store.remove()
-    if (store.drop) store.drop()
+    await store.release()
   }
 }
 

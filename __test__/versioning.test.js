@@ -52,7 +52,7 @@ function registerAll(rt) {
 async function reopen(kind, store) {
   return kind === 'sqlite'
     ? SqliteProvider.open(store.url)
-    : PostgresProvider.connectWithSchema(DATABASE_URL, store.schema)
+    : PostgresProvider.connectWithSchema(DATABASE_URL, store.schema, { maxConnections: 4 })
 }
 
 for (const [kind, open] of backends) {

@@ -6,6 +6,10 @@
 //
 //   node bench/convoy.js [--processes 4] [--runtimes 4] [--slots 8] [--rate 30]
 //                        [--seconds 40] [--turn-ms 20] [--steps 2] [--poll-ms 10]
+//                        [--pool-max 12] [--work-gate 0] [--compare-work-gate 1]
+//
+// `--compare-work-gate 1` instead runs the activity fetch cap off and at 1
+// (orchestration fetch cap at 1 in both).
 //
 // `runConvoy(config)` is also the engine of __test__/guard.convoy.test.js.
 const path = require('node:path')
@@ -20,6 +24,7 @@ const DEFAULTS = Object.freeze({
   slots: 8,
   workers: 2,
   gate: 1,
+  workGate: 0,
   turnMs: 20,
   steps: 2,
   pollMs: 10,
@@ -97,7 +102,7 @@ async function runConvoy(options = {}) {
   const pg = await pgSchema(null, 'dxconvoy')
   const workers = []
   try {
-    const workerConfig = { url: c.url, schema: pg.schema, runtimes: c.runtimes, slots: c.slots, workers: c.workers, gate: c.gate, turnMs: c.turnMs, pollMs: c.pollMs, poolMax: c.poolMax }
+    const workerConfig = { url: c.url, schema: pg.schema, runtimes: c.runtimes, slots: c.slots, workers: c.workers, gate: c.gate, workGate: c.workGate, turnMs: c.turnMs, pollMs: c.pollMs, poolMax: c.poolMax }
     for (let i = 0; i < c.processes; i++) workers.push(startWorker(workerConfig, i))
     await Promise.all(workers.map((w) => w.ready))
 
@@ -151,6 +156,7 @@ async function runConvoy(options = {}) {
       fetchP99MedianMs: percentile(p99s, 0.5),
       fetchP50MedianMs: percentile(metrics.map((m) => m.orchFetchP50Ms).filter((v) => typeof v === 'number'), 0.5),
       fetchWaitP99MaxMs: Math.max(0, ...metrics.map((m) => m.orchFetchWaitP99Ms || 0)),
+      workFetchP99MaxMs: Math.max(0, ...metrics.map((m) => m.workFetchP99Ms || 0)),
       deadlockRetries: sum('deadlockRetries'),
       invalidLockTokenAcks: sum('invalidLockTokenAcks'),
       poisonDispositions: sum('poisonDispositions'),
@@ -161,7 +167,11 @@ async function runConvoy(options = {}) {
     }
   } finally {
     for (const w of workers) if (w.child.exitCode === null) w.child.kill()
-    pg.drop()
+    try {
+      pg.drop()
+    } catch (err) {
+      process.emitWarning(`could not drop schema ${pg.schema}: ${err.message}`)
+    }
   }
 }
 
@@ -170,7 +180,7 @@ function format(r) {
   return [
     `completed ${r.completed}/${r.total} (failed ${r.failed}) in ${(r.durationMs / 1000).toFixed(1)} s, ${r.throughput.toFixed(1)} orch/s`,
     `end-to-end p50 ${ms(r.e2eP50Ms)}, p99 ${ms(r.e2eP99Ms)}`,
-    `orchestration fetch p50 (median of runtimes) ${ms(r.fetchP50MedianMs)}, p99 median ${ms(r.fetchP99MedianMs)}, p99 max ${ms(r.fetchP99MaxMs)}; gate wait p99 max ${ms(r.fetchWaitP99MaxMs)}`,
+    `orchestration fetch p50 (median of runtimes) ${ms(r.fetchP50MedianMs)}, p99 median ${ms(r.fetchP99MedianMs)}, p99 max ${ms(r.fetchP99MaxMs)}; gate wait p99 max ${ms(r.fetchWaitP99MaxMs)}; activity fetch p99 max ${ms(r.workFetchP99MaxMs)}`,
     `deadlock log lines ${r.deadlockLogLines}, deadlock errors surfaced ${r.deadlockRetries}, invalid-lock acks ${r.invalidLockTokenAcks} (log lines ${r.invalidLockLogLines}), poison ${r.poisonDispositions}`,
   ].join('\n  ')
 }
@@ -179,7 +189,7 @@ function parseArgs(argv) {
   const out = {}
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, ch) => ch.toUpperCase())
-    if (!(key in DEFAULTS)) throw new Error(`unknown option ${argv[i]}; options: ${Object.keys(DEFAULTS).join(', ')}`)
+    if (!(key in DEFAULTS) && key !== 'compareWorkGate') throw new Error(`unknown option ${argv[i]}; options: ${Object.keys(DEFAULTS).join(', ')}`)
     out[key] = Number(argv[i + 1])
   }
   return out
@@ -192,6 +202,14 @@ async function main() {
     `convoy: ${c.processes} processes x ${c.runtimes} runtimes x ${c.slots} slots = ${c.processes * c.runtimes * c.slots} orchestration dispatchers; ` +
       `${c.rate}/s for ${c.seconds} s, ${c.steps} activities each, ${c.turnMs} ms turns, poll ${c.pollMs} ms, pool ${c.poolMax}/process`,
   )
+  if (options.compareWorkGate) {
+    delete options.compareWorkGate
+    const off = await runConvoy({ ...options, gate: 1, workGate: 0 })
+    console.log(`\nactivity fetch cap off (default):\n  ${format(off)}`)
+    const on = await runConvoy({ ...options, gate: 1, workGate: 1 })
+    console.log(`\nactivity fetch cap 1 (maxConcurrentWorkFetches: 1):\n  ${format(on)}`)
+    return
+  }
   const gated = await runConvoy({ ...options, gate: 1 })
   console.log(`\nfetch cap 1 per runtime (default):\n  ${format(gated)}`)
   const open = await runConvoy({ ...options, gate: 1000 })

@@ -5,7 +5,7 @@
 const { InvalidArgumentError, describe } = require('./errors')
 const { encode } = require('./json')
 const { Task, descriptorsOf } = require('./tasks')
-const { nonEmptyString, optionalString, nonNegativeNumber } = require('./validate')
+const { nonEmptyString, optionalString, nonNegativeNumber, semverString, rootInstanceId } = require('./validate')
 
 function retrySpec(retry) {
   if (retry === null || typeof retry !== 'object') {
@@ -16,8 +16,8 @@ function retrySpec(retry) {
     if (!known.includes(key)) throw new InvalidArgumentError(`retry.${key} is not a retry option (expected ${known.join(', ')})`)
   }
   const spec = { maxAttempts: retry.maxAttempts }
-  if (typeof retry.maxAttempts !== 'number') {
-    throw new InvalidArgumentError(`retry.maxAttempts must be a number, got ${describe(retry.maxAttempts)}`)
+  if (typeof retry.maxAttempts !== 'number' || !Number.isInteger(retry.maxAttempts) || retry.maxAttempts < 1) {
+    throw new InvalidArgumentError(`retry.maxAttempts must be an integer >= 1, got ${describe(retry.maxAttempts)}`)
   }
   if (retry.timeoutMs != null) spec.timeoutMs = nonNegativeNumber('retry.timeoutMs', retry.timeoutMs)
   if (retry.totalTimeoutMs != null) spec.totalTimeoutMs = nonNegativeNumber('retry.totalTimeoutMs', retry.totalTimeoutMs)
@@ -93,7 +93,7 @@ class OrchestrationContext {
     return new Task({
       kind: 'subOrchestration',
       name: nonEmptyString('name', name),
-      instanceId: nonEmptyString('instanceId', instanceId),
+      instanceId: rootInstanceId('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -102,7 +102,7 @@ class OrchestrationContext {
     return new Task({
       kind: 'subOrchestration',
       name: nonEmptyString('name', name),
-      version: nonEmptyString('version', version),
+      version: semverString('version', version),
       input: encode(input, 'input'),
     })
   }
@@ -111,8 +111,8 @@ class OrchestrationContext {
     return new Task({
       kind: 'subOrchestration',
       name: nonEmptyString('name', name),
-      version: nonEmptyString('version', version),
-      instanceId: nonEmptyString('instanceId', instanceId),
+      version: semverString('version', version),
+      instanceId: rootInstanceId('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -121,7 +121,7 @@ class OrchestrationContext {
     return new Task({
       kind: 'startOrchestration',
       name: nonEmptyString('name', name),
-      instanceId: nonEmptyString('instanceId', instanceId),
+      instanceId: rootInstanceId('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -130,8 +130,8 @@ class OrchestrationContext {
     return new Task({
       kind: 'startOrchestration',
       name: nonEmptyString('name', name),
-      version: nonEmptyString('version', version),
-      instanceId: nonEmptyString('instanceId', instanceId),
+      version: semverString('version', version),
+      instanceId: rootInstanceId('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -151,7 +151,7 @@ class OrchestrationContext {
   }
 
   continueAsNewVersioned(input, version) {
-    return new Task({ kind: 'continueAsNew', input: encode(input, 'input'), version: nonEmptyString('version', version) })
+    return new Task({ kind: 'continueAsNew', input: encode(input, 'input'), version: semverString('version', version) })
   }
 
   getValueFromInstance(instanceId, key) {

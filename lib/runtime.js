@@ -9,7 +9,7 @@
 //   events(event)                -> guard events to runtime.on() listeners (lib/runtime-events.js)
 // None of them throws: user errors travel inside the returned values.
 const native = require('./native')
-const { InvalidArgumentError, InvalidOptionError, sync, call, describe, messageOf } = require('./errors')
+const { InvalidArgumentError, InvalidOptionError, RuntimeStateError, sync, call, describe, messageOf } = require('./errors')
 const { encode, decode } = require('./json')
 const { Task, decodeOutcome } = require('./tasks')
 const { OrchestrationContext } = require('./orchestration-context')
@@ -72,6 +72,11 @@ class Runtime {
   #generators = new Map() // invocation -> { iterator }
   #aborts = new Map() // invocation -> AbortController
   #events = new RuntimeEvents()
+  // 'created' | 'started' (start() was called) | 'stopped' (shutdown() was called).
+  // Tracked here because JS is single-threaded: the call order is the order the
+  // user wrote, while the native calls run on tokio threads in any order.
+  #phase = 'created'
+  #starting = null // the native start promise, awaited by a shutdown that follows it
 
   constructor(provider, options) {
     const handle = nativeProviderOf(provider, 'new Runtime()')
@@ -83,7 +88,15 @@ class Runtime {
     this.#provider = provider
   }
 
+  #requireCreated(call) {
+    if (this.#phase === 'started') {
+      throw new RuntimeStateError(`${call}: the runtime is already started; register handlers before start()`)
+    }
+    if (this.#phase === 'stopped') throw new RuntimeStateError(`${call}: the runtime has been shut down`)
+  }
+
   registerActivity(name, fn) {
+    this.#requireCreated('registerActivity')
     nonEmptyString('name', name)
     func('activity', fn)
     sync(() => this.#native.registerActivity(name))
@@ -96,6 +109,7 @@ class Runtime {
   }
 
   registerOrchestrationVersioned(name, version, fn) {
+    this.#requireCreated('registerOrchestration')
     nonEmptyString('name', name)
     nonEmptyString('version', version)
     func('orchestration', fn)
@@ -107,7 +121,9 @@ class Runtime {
 
   /** Resolves once dispatching has begun. */
   async start() {
-    return call(() =>
+    this.#requireCreated('start')
+    this.#phase = 'started'
+    this.#starting = call(() =>
       this.#native.start(
         (c) => this.#orchestrationStep(c),
         (id) => { this.#generators.delete(id) },
@@ -116,6 +132,7 @@ class Runtime {
         (e) => this.#events.dispatch(e),
       ),
     )
+    await this.#starting
   }
 
   /** Subscribes to guard events: 'poison' | 'lockLost' | 'livelock'. Returns the runtime. */
@@ -140,6 +157,9 @@ class Runtime {
     if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs >= 0))) {
       throw new InvalidArgumentError(`timeoutMs must be a non-negative number, got ${describe(timeoutMs)}`)
     }
+    this.#phase = 'stopped'
+    // A shutdown issued right after start() stops what that start starts.
+    if (this.#starting) await this.#starting.catch(() => {})
     await call(() => this.#native.shutdown(timeoutMs))
     for (const controller of this.#aborts.values()) controller.abort(new Error('runtime shut down'))
     this.#aborts.clear()

@@ -28,4 +28,24 @@ function func(name, value) {
   return value
 }
 
-module.exports = { nonEmptyString, optionalString, nonNegativeNumber, func }
+// semver.org's reference pattern: what the Rust `semver` crate accepts.
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/
+
+function semverString(name, value) {
+  nonEmptyString(name, value)
+  if (!SEMVER.test(value)) {
+    throw new InvalidArgumentError(`${name} '${value}' is not a semver version (for example '1.2.0')`)
+  }
+  return value
+}
+
+/** Instance ids chosen by the caller may not look like generated sub-orchestration ids. */
+function rootInstanceId(name, value) {
+  nonEmptyString(name, value)
+  if (value.startsWith('sub::') || value.includes('::sub::')) {
+    throw new InvalidArgumentError(`${name} '${value}' uses the reserved 'sub::' marker of generated sub-orchestration ids`)
+  }
+  return value
+}
+
+module.exports = { nonEmptyString, optionalString, nonNegativeNumber, func, semverString, rootInstanceId }

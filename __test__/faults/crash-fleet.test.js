@@ -95,8 +95,9 @@ test('SIGKILL mid-activity and mid-turn in a 3-process fleet: nothing lost, noth
   const problems = []
   let effectLines = 0
   let reRuns = 0
-  for (const id of expected.keys()) {
-    problems.push(...historyProblems(id, await historyOf(client, pg.schema, id)))
+  for (const [id, want] of expected) {
+    const events = await historyOf(client, pg.schema, id)
+    problems.push(...historyProblems(id, events, want.length))
     const effects = readEffects(fx, id)
     const keys = new Set(effects.map((e) => e.k))
     const wanted = expected.get(id).map((o) => o.replace(':done', ''))

@@ -149,10 +149,11 @@ const COMPLETION_KINDS = new Set(['ActivityCompleted', 'ActivityFailed'])
 
 /**
  * Checks one execution's history: event ids unique, every scheduled activity
- * completed exactly once, no completion without its schedule. Returns
- * problems as strings (empty when clean).
+ * completed exactly once, no completion without its schedule, at most one
+ * terminal event, and (when given) exactly `activities` activity completions.
+ * Returns problems as strings (empty when clean).
  */
-function historyProblems(instanceId, events) {
+function historyProblems(instanceId, events, activities) {
   const problems = []
   const ids = new Set()
   const scheduled = new Set()
@@ -171,6 +172,10 @@ function historyProblems(instanceId, events) {
   if (terminal.length > 1) problems.push(`${instanceId}: ${terminal.length} terminal events`)
   if (terminal.length === 1) {
     for (const s of scheduled) if (!completions.has(s)) problems.push(`${instanceId}: activity ${s} never completed`)
+  }
+  const completed = events.filter((e) => e.kind === 'ActivityCompleted').length
+  if (activities !== undefined && completed !== activities) {
+    problems.push(`${instanceId}: ${completed} activity completions in history, expected ${activities}`)
   }
   return problems
 }

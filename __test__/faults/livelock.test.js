@@ -59,7 +59,8 @@ test('a stalled fetch contended by two processes completes or poisons; attempt_c
 
   // Stall 1: every dispatcher picks the instance's start message and waits on its lock.
   let hold = await holdInstanceLock(t, id)
-  await client.startOrchestration(id, 'Chain', { n: 3, ms: 20, slowAt: 1, slowMs: 1500 })
+  // Each turn right after a stall holds its lease for a second, so the watcher sees it.
+  await client.startOrchestration(id, 'Chain', { n: 3, ms: 20, slowAt: 1, slowMs: 1500, busyAt: [0, 2], busyMs: 1000 })
   await sleep(STALL_MS)
   await hold.release()
 
@@ -78,10 +79,13 @@ test('a stalled fetch contended by two processes completes or poisons; attempt_c
   else assert.equal(s.errorCategory, 'poison', `${s.status}: ${s.error}`)
   assert.ok(seen.maxWaiters >= 2, `dispatchers of both processes queued on the stalled lock (saw ${seen.maxWaiters})`)
   assert.ok(seen.maxAttempt <= MAX_ATTEMPTS + 1, `max(attempt_count) reached ${seen.maxAttempt}`)
+  assert.ok(seen.leases.size >= 2, `the watcher saw the leases of the turns after each stall (saw ${seen.leases.size})`)
   const expiredAtHandout = [...seen.leases.values()].filter((ms) => ms <= 0)
   assert.deepEqual(expiredAtHandout, [], 'a lease was first seen already expired')
   const refused = fleet.flatMap((w) => w.grep(/Invalid lock token/))
   assert.deepEqual(refused, [], 'no ack was refused for a stale lock token')
+  const alarms = fleet.flatMap((w) => w.messages.filter((m) => m.type === 'runtime-event' && m.name !== 'poison'))
+  assert.deepEqual(alarms, [], "no 'livelock' or 'lockLost' event")
 
   const stops = await Promise.all(fleet.map((w) => w.stop(5000)))
   for (const x of stops) assert.ok(x.exit, 'a member did not exit on its own after shutdown')

@@ -57,10 +57,14 @@ test('a crash-looping message is poisoned after maxAttempts, loudly and within a
   // What the operator sees on the member that gave up.
   const { stopped } = await member.stop(5000)
   assert.equal(stopped.metrics.orchPoison, 1, 'the poison counter moved')
-  const loud = member.grep(new RegExp(`${id}`)).filter((l) => /poison|max attempts/i.test(l))
-  assert.ok(loud.length > 0, `a log line names ${id} as poisoned; stderr:\n${member.stderr.slice(-3000)}`)
+  // An error-level log line and a runtime event, both naming the instance.
+  const loud = member.grep(/ERROR/).filter((l) => l.includes(id) && /poison/i.test(l))
+  assert.ok(loud.length > 0, `an error-level line names ${id} as poisoned; stderr:\n${member.stderr.slice(-3000)}`)
   const events = member.messages.filter((m) => m.type === 'runtime-event' && m.name === 'poison')
-  if (events.length > 0) assert.ok(events.some((e) => JSON.stringify(e.event).includes(id)), 'the poison event names the instance')
+  assert.equal(events.length, 1, "one runtime 'poison' event")
+  assert.equal(events[0].event.instanceId, id)
+  assert.equal(events[0].event.queue, 'orchestrator')
+  assert.equal(events[0].event.maxAttempts, MAX_ATTEMPTS)
   report(t, `poison: ${crashes} crashes then Failed after ${elapsed} ms (maxAttempts ${MAX_ATTEMPTS}, lock ${LOCK_MS} ms); ` +
-    `log: ${loud[0] && loud[0].slice(0, 300)}; runtime 'poison' events: ${events.length}`)
+    `log: ${loud[0].slice(0, 400)}`)
 })

@@ -21,7 +21,7 @@ async function verifyExactlyOnce(client, schema, fx, expected) {
     if (s.status !== 'Completed') problems.push(`${id}: ${s.status} ${s.error ?? ''}`)
     else assert.deepEqual(s.output, want, id)
     const events = await historyOf(client, schema, id)
-    problems.push(...historyProblems(id, events))
+    problems.push(...historyProblems(id, events, want.length))
     const done = events.filter((e) => e.kind === 'OrchestrationCompleted').length
     if (done !== 1) problems.push(`${id}: ${done} OrchestrationCompleted events`)
     const keys = new Set(readEffects(fx, id).map((e) => e.k))

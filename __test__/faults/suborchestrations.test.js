@@ -36,7 +36,7 @@ test('20 parents x 5 children on two contending processes: every parent gets all
     if (s.status !== 'Completed') problems.push(`${id}: ${s.status} ${s.error ?? ''}`)
     else if (JSON.stringify(s.output) !== JSON.stringify(want)) problems.push(`${id}: got ${JSON.stringify(s.output)}`)
     const events = await historyOf(client, pg.schema, id)
-    problems.push(...historyProblems(id, events))
+    problems.push(...historyProblems(id, events, 0))
     const done = events.filter((e) => /^SubOrchestration(Completed|Failed)$/.test(e.kind)).length
     if (done !== CHILDREN) problems.push(`${id}: ${done} child completions in history`)
   }

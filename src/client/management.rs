@@ -1,13 +1,10 @@
-//! Client management: listing, inspecting, deleting and pruning instances.
+//! Client management: listing and inspecting instances and their history.
+//! Deleting and pruning are in `retention.rs`.
 //!
 //! Both storage backends report a missing instance or execution as a
 //! permanent provider error whose text says "not found"; `not_found` turns
 //! that into `ERR_NOT_FOUND` with a message naming what was asked for.
 
-use duroxide::providers::{
-    DeleteInstanceResult as CrateDeleteResult, InstanceFilter as CrateFilter,
-    PruneOptions as CratePruneOptions, PruneResult as CratePruneResult,
-};
 use duroxide::{ClientError, Event, EventKind};
 use napi_derive::napi;
 
@@ -79,51 +76,12 @@ pub struct InstanceTree {
     pub size: i64,
 }
 
-/// `client.deleteInstance(...)` and `deleteInstanceBulk(...)`.
-#[napi(object)]
-pub struct DeleteInstanceResult {
-    /// Including descendant sub-orchestrations.
-    pub instances_deleted: i64,
-    pub executions_deleted: i64,
-    pub events_deleted: i64,
-    /// Orchestrator, worker and timer messages removed.
-    pub queue_messages_deleted: i64,
-}
-
-/// `client.pruneExecutions(...)` and `pruneExecutionsBulk(...)`.
-#[napi(object)]
-pub struct PruneResult {
-    pub instances_processed: i64,
-    pub executions_deleted: i64,
-    pub events_deleted: i64,
-}
-
-/// Which instances a bulk call considers; all criteria are ANDed.
-#[napi(object)]
-pub struct InstanceFilter {
-    /// Only these instance ids.
-    pub instance_ids: Option<Vec<String>>,
-    /// Only instances whose current execution completed before this epoch ms.
-    pub completed_before: Option<f64>,
-    /// At most this many instances (crate default 1000).
-    pub limit: Option<u32>,
-}
-
-/// Which executions a prune deletes; the current execution is never pruned.
-#[napi(object)]
-pub struct PruneOptions {
-    /// Keep the newest N executions (the current one counts).
-    pub keep_last: Option<u32>,
-    /// Only executions completed before this epoch ms.
-    pub completed_before: Option<f64>,
-}
-
-fn n<T: TryInto<i64>>(v: T) -> i64 {
+pub(super) fn n<T: TryInto<i64>>(v: T) -> i64 {
     v.try_into().unwrap_or(i64::MAX)
 }
 
 /// Maps the stores' "not found" provider errors to `ERR_NOT_FOUND`.
-fn not_found(err: ClientError, what: impl FnOnce() -> String) -> BridgeError {
+pub(super) fn not_found(err: ClientError, what: impl FnOnce() -> String) -> BridgeError {
     match &err {
         ClientError::InstanceNotFound { .. } => BridgeError::NotFound(what()),
         ClientError::Provider(p)
@@ -132,19 +90,6 @@ fn not_found(err: ClientError, what: impl FnOnce() -> String) -> BridgeError {
             BridgeError::NotFound(what())
         }
         _ => BridgeError::from(err),
-    }
-}
-
-/// The crate recognises SQLite's "still running" text but not duroxide-pg's
-/// "is Running. Use force=true", which would otherwise surface as a provider error.
-fn delete_error(err: ClientError, instance_id: &str) -> BridgeError {
-    match &err {
-        ClientError::Provider(p) if p.message.contains("is Running") => {
-            BridgeError::from(ClientError::InstanceStillRunning {
-                instance_id: instance_id.to_string(),
-            })
-        }
-        _ => not_found(err, || format!("instance '{instance_id}' not found")),
     }
 }
 
@@ -170,56 +115,6 @@ fn execution_id(value: f64) -> BridgeResult<u64> {
             "executionId must be an integer >= 1, got {value}"
         )))
     }
-}
-
-/// Epoch milliseconds from JS; the stores take them as signed 64-bit.
-fn epoch_ms(field: &str, value: Option<f64>) -> BridgeResult<Option<u64>> {
-    match value {
-        None => Ok(None),
-        Some(v)
-            if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 =>
-        {
-            Ok(Some(v as u64))
-        }
-        Some(v) => Err(BridgeError::InvalidOption(format!(
-            "{field} must be a non-negative integer of epoch milliseconds, got {v}"
-        ))),
-    }
-}
-
-fn crate_filter(filter: Option<InstanceFilter>) -> BridgeResult<CrateFilter> {
-    let Some(f) = filter else {
-        return Ok(CrateFilter::default());
-    };
-    if let Some(ids) = &f.instance_ids {
-        for id in ids {
-            require_id("filter.instanceIds[]", id)?;
-        }
-    }
-    Ok(CrateFilter {
-        instance_ids: f.instance_ids,
-        completed_before: epoch_ms("filter.completedBefore", f.completed_before)?,
-        limit: f.limit,
-    })
-}
-
-fn crate_prune_options(options: Option<PruneOptions>) -> BridgeResult<CratePruneOptions> {
-    let Some(o) = options else {
-        return Ok(CratePruneOptions::default());
-    };
-    // duroxide-pg passes keepLast to SQL as a 32-bit signed integer.
-    if let Some(k) = o.keep_last {
-        if k > i32::MAX as u32 {
-            return Err(BridgeError::InvalidOption(format!(
-                "options.keepLast must be at most {}, got {k}",
-                i32::MAX
-            )));
-        }
-    }
-    Ok(CratePruneOptions {
-        keep_last: o.keep_last,
-        completed_before: epoch_ms("options.completedBefore", o.completed_before)?,
-    })
 }
 
 /// The `EventKind` variant's name. Listed by hand so a new crate variant is a
@@ -275,27 +170,6 @@ impl From<Event> for HistoryEvent {
             source_event_id: e.source_event_id.map(n),
             timestamp_ms: n(e.timestamp_ms),
             data: event_data(&e.kind),
-        }
-    }
-}
-
-impl From<CrateDeleteResult> for DeleteInstanceResult {
-    fn from(r: CrateDeleteResult) -> Self {
-        DeleteInstanceResult {
-            instances_deleted: n(r.instances_deleted),
-            executions_deleted: n(r.executions_deleted),
-            events_deleted: n(r.events_deleted),
-            queue_messages_deleted: n(r.queue_messages_deleted),
-        }
-    }
-}
-
-impl From<CratePruneResult> for PruneResult {
-    fn from(r: CratePruneResult) -> Self {
-        PruneResult {
-            instances_processed: n(r.instances_processed),
-            executions_deleted: n(r.executions_deleted),
-            events_deleted: n(r.events_deleted),
         }
     }
 }
@@ -480,72 +354,6 @@ impl NativeClient {
             all_ids: tree.all_ids,
         })
     }
-
-    /// Deletes a root instance with its sub-orchestrations. A running
-    /// instance needs `force` (and keeps running in memory until its turn ends).
-    #[napi]
-    pub async fn delete_instance(
-        &self,
-        instance_id: String,
-        force: bool,
-    ) -> napi::Result<DeleteInstanceResult> {
-        require_id("instanceId", &instance_id)?;
-        let r = self
-            .inner
-            .delete_instance(&instance_id, force)
-            .await
-            .map_err(|e| delete_error(e, &instance_id))?;
-        Ok(r.into())
-    }
-
-    /// Deletes terminal root instances matching `filter`; running ones are skipped.
-    #[napi]
-    pub async fn delete_instance_bulk(
-        &self,
-        filter: Option<InstanceFilter>,
-    ) -> napi::Result<DeleteInstanceResult> {
-        let filter = crate_filter(filter)?;
-        let r = self
-            .inner
-            .delete_instance_bulk(filter)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(r.into())
-    }
-
-    /// Deletes old executions of one instance; the current one is kept.
-    #[napi]
-    pub async fn prune_executions(
-        &self,
-        instance_id: String,
-        options: Option<PruneOptions>,
-    ) -> napi::Result<PruneResult> {
-        require_id("instanceId", &instance_id)?;
-        let options = crate_prune_options(options)?;
-        let r = self
-            .inner
-            .prune_executions(&instance_id, options)
-            .await
-            .map_err(|e| not_found(e, || format!("instance '{instance_id}' not found")))?;
-        Ok(r.into())
-    }
-
-    /// `pruneExecutions` over every instance matching `filter`.
-    #[napi]
-    pub async fn prune_executions_bulk(
-        &self,
-        filter: Option<InstanceFilter>,
-        options: Option<PruneOptions>,
-    ) -> napi::Result<PruneResult> {
-        let filter = crate_filter(filter)?;
-        let options = crate_prune_options(options)?;
-        let r = self
-            .inner
-            .prune_executions_bulk(filter, options)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(r.into())
-    }
 }
 
 #[cfg(test)]
@@ -581,12 +389,5 @@ mod tests {
         assert!(execution_id(1.5).is_err());
         assert!(execution_id(f64::NAN).is_err());
         assert_eq!(execution_id(2.0).unwrap(), 2);
-        assert!(epoch_ms("x", Some(-1.0)).is_err());
-        assert_eq!(epoch_ms("x", Some(5.0)).unwrap(), Some(5));
-        assert!(crate_prune_options(Some(PruneOptions {
-            keep_last: Some(u32::MAX),
-            completed_before: None
-        }))
-        .is_err());
     }
 }

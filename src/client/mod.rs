@@ -5,13 +5,14 @@
 //! parses them once).
 //!
 //! The methods are split by topic: this file starts and watches instances;
-//! `kv.rs`, `stats.rs` and `management.rs` add further `impl` blocks.
+//! `kv.rs`, `stats.rs`, `management.rs` and `retention.rs` add further `impl` blocks.
 //! `bounded.rs` bounds every store call, so a client never hangs on a database
 //! that is down.
 
 mod bounded;
 mod kv;
 mod management;
+mod retention;
 mod stats;
 
 use std::time::Duration;

@@ -17,6 +17,7 @@ use super::{GuardedProvider, Queue, LOSS_WINDOW};
 
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// duroxide-pg reports SQLSTATE 40P01 as "Deadlock detected: ...".
 pub(super) fn is_deadlock(e: &ProviderError) -> bool {
     let m = e.message.to_ascii_lowercase();
     m.contains("deadlock") || m.contains("40p01")
@@ -85,7 +86,7 @@ impl Provider for GuardedProvider {
             drop(permit);
             // The dispatcher dropped the fetch (shutdown): give the item back.
             if let Err(Ok(Some((_, token, _)))) = tx.send(r) {
-                let _ = inner.abandon_orchestration_item(&token, None, true).await;
+                super::hand_back(inner, token, None, true).await;
             }
         });
         let r = self.note(

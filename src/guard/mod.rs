@@ -120,10 +120,7 @@ impl GuardedProvider {
             let _ = tokio::time::timeout(Duration::from_secs(2), check).await;
         }
         if watchdog_interval_ms > 0 {
-            let dog = watchdog::Watchdog::start(
-                self.clone(),
-                Duration::from_millis(watchdog_interval_ms),
-            );
+            let dog = watchdog::Watchdog::start(self, Duration::from_millis(watchdog_interval_ms));
             *self.watchdog.lock().expect("watchdog slot") = Some(dog);
         }
     }
@@ -145,7 +142,7 @@ impl GuardedProvider {
                 self.stats.orphaned_lock_released();
                 tracing::debug!(target: "duroxide_node::guard", instance_id = %lock.instance, "releasing a lock left at shutdown");
                 let inner = self.inner.clone();
-                tokio::spawn(async move { inner.abandon_orchestration_item(&token, None, false).await })
+                tokio::spawn(hand_back(inner, token, None, false))
             })
             .collect();
         let _ = tokio::time::timeout(Duration::from_secs(5), async {
@@ -196,22 +193,18 @@ impl GuardedProvider {
     /// Hands back a lock the runtime dropped (see `locks.rs`).
     fn release_forgotten(&self, token: String, lock: locks::HeldLock) {
         self.stats.orphaned_lock_released();
+        let doublings = lock.attempt.saturating_sub(1).min(16);
+        let delay = (FORGOTTEN_ABANDON_DELAY * (1u32 << doublings)).min(self.lease);
         tracing::warn!(
             target: "duroxide_node::guard",
             instance_id = %lock.instance,
             attempt_count = lock.attempt,
-            "released the lock of instance '{}' that the runtime dropped without abandoning it \
-             (an ack failed); the message is retried now instead of at lease expiry",
-            lock.instance
+            "released the lock of instance '{}' that the runtime left held after a failed ack; \
+             the message is retried in {} ms instead of at lease expiry",
+            lock.instance,
+            delay.as_millis()
         );
-        let doublings = lock.attempt.saturating_sub(1).min(16);
-        let delay = (FORGOTTEN_ABANDON_DELAY * (1u32 << doublings)).min(self.lease);
-        let inner = self.inner.clone();
-        tokio::spawn(async move {
-            let _ = inner
-                .abandon_orchestration_item(&token, Some(delay), false)
-                .await;
-        });
+        tokio::spawn(hand_back(self.inner.clone(), token, Some(delay), false));
     }
 
     fn emit(
@@ -259,6 +252,28 @@ impl GuardedProvider {
             }
         };
         self.emit("lockLost", instance, queue, attempt, cause);
+    }
+}
+
+/// Abandons a lock nobody else will: nothing retries this call if it fails,
+/// so transient errors (a busy SQLite file, a Postgres deadlock) are retried
+/// here, briefly; after that the lease expiry still frees the lock.
+pub(crate) async fn hand_back(
+    inner: Arc<dyn Provider>,
+    token: String,
+    delay: Option<Duration>,
+    ignore_attempt: bool,
+) {
+    let mut pause = Duration::from_millis(20);
+    for _ in 0..5 {
+        match inner
+            .abandon_orchestration_item(&token, delay, ignore_attempt)
+            .await
+        {
+            Err(e) if e.is_retryable() => tokio::time::sleep(pause).await,
+            _ => return,
+        }
+        pause *= 2;
     }
 }
 

@@ -19,6 +19,7 @@ use super::Queue;
 
 /// The pool and schema of a Postgres provider; `None` for other stores.
 pub fn postgres_of(provider: &Arc<dyn Provider>) -> Option<(PgPool, String)> {
+    let provider = crate::providers::decorator::undecorated(provider);
     let any: &dyn std::any::Any = provider.as_ref();
     any.downcast_ref::<PostgresProvider>()
         .map(|p| (p.pool().clone(), p.schema_name().to_string()))

@@ -24,11 +24,14 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    pub fn start(guard: Arc<GuardedProvider>, interval: Duration) -> Self {
+    /// Holds the guard weakly: the guard owns the watchdog, and a runtime
+    /// dropped without shutdown must not be kept alive by its own watchdog.
+    pub fn start(guard: &Arc<GuardedProvider>, interval: Duration) -> Self {
         let cancel = CancellationToken::new();
         let stop = cancel.clone();
+        let postgres = pg::postgres_of(guard.inner());
+        let guard = Arc::downgrade(guard);
         let task = tokio::spawn(async move {
-            let postgres = pg::postgres_of(guard.inner());
             let mut ticker = tokio::time::interval(interval);
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             ticker.tick().await;
@@ -37,6 +40,7 @@ impl Watchdog {
                     _ = stop.cancelled() => break,
                     _ = ticker.tick() => {}
                 }
+                let Some(guard) = guard.upgrade() else { break };
                 tokio::select! {
                     _ = stop.cancelled() => break,
                     _ = check(&guard, postgres.as_ref()) => {}

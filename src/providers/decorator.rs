@@ -21,6 +21,16 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
+/// The store under the Postgres decorator (`pg_retry.rs`), for code that
+/// needs its concrete type: the guard reaches the Postgres pool this way.
+pub fn undecorated(provider: &Arc<dyn Provider>) -> &Arc<dyn Provider> {
+    let any: &dyn std::any::Any = provider.as_ref();
+    match any.downcast_ref::<Decorated<super::pg_retry::TerminatedRetry>>() {
+        Some(d) => undecorated(d.inner()),
+        None => provider,
+    }
+}
+
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// How each call of the wrapped store runs. `call` may be invoked more than
@@ -45,6 +55,10 @@ pub struct Decorated<P: CallPolicy> {
 impl<P: CallPolicy> Decorated<P> {
     pub fn new(inner: Arc<dyn Provider>, policy: P) -> Self {
         Self { inner, policy }
+    }
+
+    pub fn inner(&self) -> &Arc<dyn Provider> {
+        &self.inner
     }
 
     fn admin(&self, op: &'static str) -> Result<&dyn ProviderAdmin, ProviderError> {

@@ -2,6 +2,7 @@
 //! any backend; `sqlite.rs` and `postgres.rs` are its constructors.
 
 pub mod decorator;
+pub mod pg_retry;
 pub mod postgres;
 pub mod sqlite;
 pub mod sqlite_retry;

@@ -1,4 +1,5 @@
-//! `PostgresProvider.connect*` constructors.
+//! `PostgresProvider.connect*` constructors. The store is wrapped so that calls
+//! cut off by a terminated session run again (`pg_retry.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +68,60 @@ fn provider_error(what: &str, err: impl std::fmt::Display) -> BridgeError {
     BridgeError::Provider(format!("{what}: {err:#}"))
 }
 
+/// sqlx dials any URL it can parse with the Postgres protocol (a `mysql://`
+/// URL reached a MySQL server and failed mid-handshake), so a URL that is not
+/// a Postgres URL is refused as a caller error before any connection. The
+/// message shows only the scheme: the rest of a URL may carry a password.
+fn check_url(database_url: &str) -> BridgeResult<()> {
+    let scheme = database_url.split_once("://").map(|(s, _)| s);
+    match scheme {
+        Some(s) if s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql") => {
+            Ok(())
+        }
+        other => Err(BridgeError::InvalidArgument(format!(
+            "databaseUrl must be a postgres:// or postgresql:// URL, got {}",
+            match other {
+                Some(s) => format!("a '{s}://' URL"),
+                None => "a string without a scheme".to_string(),
+            }
+        ))),
+    }
+}
+
+/// Added to the acquire timeout to bound a whole Entra connect (token + pool).
+const ENTRA_CONNECT_MARGIN: Duration = Duration::from_secs(15);
+
+/// How long the pre-flight connection may take before the server counts as unreachable.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// duroxide-pg's pool retries a refused connection until its 30 s acquire
+/// timeout, so a wrong host or port took half a minute to report. One direct
+/// connection first fails at once when nothing listens. Only network errors
+/// fail here; anything the server itself answers (authentication, too many
+/// clients) is left to the pool, which reports or retries it as before.
+async fn preflight(database_url: &str) -> BridgeResult<()> {
+    use sqlx::{ConnectOptions, Connection};
+    let Ok(opts) = database_url.parse::<sqlx::postgres::PgConnectOptions>() else {
+        // Let duroxide-pg report a URL it cannot parse in its own words.
+        return Ok(());
+    };
+    let target = format!("{}:{}", opts.get_host(), opts.get_port());
+    match tokio::time::timeout(PREFLIGHT_TIMEOUT, opts.connect()).await {
+        Ok(Ok(conn)) => {
+            let _ = conn.close().await;
+            Ok(())
+        }
+        Ok(Err(sqlx::Error::Io(e))) => Err(BridgeError::Provider(format!(
+            "cannot connect to Postgres at {target}: {e}"
+        ))),
+        Ok(Err(_)) => Ok(()),
+        Err(_) => Err(BridgeError::Provider(format!(
+            "cannot connect to Postgres at {target}: no answer within {} s",
+            PREFLIGHT_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
 /// Connects with a `postgres://` URL; `schema` defaults to `public`.
 #[napi]
 pub async fn connect_postgres(
@@ -83,7 +138,9 @@ pub async fn connect_postgres(
             BridgeError::InvalidOption("maxConnections must be at least 1, got 0".into()).into(),
         );
     }
+    check_url(&database_url)?;
     let policy = migration_policy(&options)?;
+    preflight(&database_url).await?;
     let mut config = ProviderConfig::url(database_url);
     config.schema_name = schema.clone();
     config.migration_policy = policy;
@@ -111,7 +168,10 @@ pub async fn connect_postgres(
             e,
         )
     })?;
-    Ok(NativeProvider::new(Arc::new(provider), "postgres"))
+    Ok(NativeProvider::new(
+        super::pg_retry::with_terminated_retry(Arc::new(provider)),
+        "postgres",
+    ))
 }
 
 /// Connects to Azure Database for PostgreSQL with a Microsoft Entra ID token.
@@ -158,12 +218,25 @@ pub async fn connect_postgres_entra(
     }
     let mut config = ProviderConfig::entra(host.clone(), port, database, user, entra);
     config.schema_name = schema;
-    let provider = PostgresProvider::new_with_config(config)
+    // Credential discovery can wait on networks that drop traffic silently;
+    // bound the whole connect by the pool's acquire timeout plus a margin.
+    let limit = Duration::from_millis(u64::from(options.acquire_timeout_ms.unwrap_or(30_000)))
+        + ENTRA_CONNECT_MARGIN;
+    let provider = tokio::time::timeout(limit, PostgresProvider::new_with_config(config))
         .await
+        .map_err(|_| {
+            BridgeError::Provider(format!(
+                "cannot connect to {host}:{port} with Entra ID: no connection within {} ms",
+                limit.as_millis()
+            ))
+        })?
         .map_err(|e| {
             provider_error(&format!("cannot connect to {host}:{port} with Entra ID"), e)
         })?;
-    Ok(NativeProvider::new(Arc::new(provider), "postgres"))
+    Ok(NativeProvider::new(
+        super::pg_retry::with_terminated_retry(Arc::new(provider)),
+        "postgres",
+    ))
 }
 
 #[cfg(test)]
@@ -177,5 +250,20 @@ mod tests {
         assert!(validate_schema("a; drop table x").is_err());
         assert!(validate_schema("1abc").is_err());
         assert!(validate_schema("").is_err());
+    }
+
+    #[test]
+    fn only_postgres_urls_are_accepted() {
+        use super::check_url;
+        assert!(check_url("postgres://u@h/db").is_ok());
+        assert!(check_url("PostgreSQL://u:secret@h:5432/db").is_ok());
+        let err = check_url("mysql://root:secret@h/db")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'mysql://'") && !err.contains("secret"),
+            "{err}"
+        );
+        assert!(check_url("not a url").is_err());
     }
 }

@@ -67,14 +67,16 @@ function register(rt, env) {
   rt.registerActivity('Echo', async (ctx, input) => input)
   rt.registerActivity('Size', async (ctx, n) => 'y'.repeat(n))
 
-  // Sequential activities. `busyAt` blocks the main thread inside the turn that
-  // schedules that step, once per process (replays in the same process skip it).
+  // Sequential activities. `busyAt` (a step or a list of steps) blocks the main
+  // thread inside the turn that schedules that step, once per process (replays
+  // in the same process skip it).
   rt.registerOrchestration('Chain', function* (ctx, input) {
     const { n = 3, ms = 0, announceAt = -1, slowAt = -1, slowMs = 0, busyAt = -1, busyMs = 0 } = input || {}
+    const busySteps = [].concat(busyAt)
     const out = []
     for (let k = 0; k < n; k++) {
       const key = `s${k}`
-      if (k === busyAt && !seen.has(`${ctx.instanceId}:${key}`)) {
+      if (busySteps.includes(k) && !seen.has(`${ctx.instanceId}:${key}`)) {
         seen.add(`${ctx.instanceId}:${key}`)
         send({ type: 'turn', instanceId: ctx.instanceId, key, pid: process.pid, t: Date.now() })
         busyWait(busyMs)

@@ -38,6 +38,8 @@ async function main() {
   }
   const metrics = rt.metricsSnapshot()
   await rt.shutdown(5000)
+  // Let callbacks already queued (immediates) run before looking.
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r))
   const handles = process.getActiveResourcesInfo().filter((r) => r !== 'PipeWrap' && r !== 'TTYWrap')
   process.send({ type: 'stopped', metrics, handles, elapsedMs: Date.now() - t0 })
   process.disconnect()

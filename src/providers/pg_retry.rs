@@ -1,0 +1,140 @@
+//! Retries Postgres calls whose connection was terminated under them.
+//!
+//! When a backend is terminated (`pg_terminate_backend`, a fast or immediate
+//! shutdown, a crash of another backend), Postgres answers the statement in
+//! flight with SQLSTATE 57P01/57P02, and refuses new sessions with 57P03
+//! while it shuts down or starts. duroxide-pg classifies these as permanent
+//! database errors, and the runtime answers a permanent error from an
+//! orchestration ack by committing an infrastructure failure for the
+//! instance, on another pooled connection that is still alive: one killed
+//! connection failed an orchestration for good (seen in the fault suite's
+//! Postgres restart test).
+//!
+//! Such a statement did not commit (the transaction aborts with its session),
+//! so running the call again on a fresh connection is safe. We retry for up to
+//! [`BUDGET`], then hand the error to the runtime. I/O errors are left alone:
+//! duroxide-pg already marks them retryable and the runtime retries them.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use duroxide::providers::{Provider, ProviderError};
+
+use super::decorator::{BoxFuture, CallPolicy, Decorated};
+
+pub const BUDGET: Duration = Duration::from_secs(10);
+const FIRST_PAUSE: Duration = Duration::from_millis(20);
+const MAX_PAUSE: Duration = Duration::from_millis(500);
+
+/// Messages of SQLSTATE 57P01, 57P02 and 57P03 as Postgres words them.
+const TERMINATED: &[&str] = &[
+    "terminating connection due to administrator command",
+    "terminating connection because of crash of another server process",
+    "terminating connection due to unexpected postmaster exit",
+    "the database system is shutting down",
+    "the database system is starting up",
+    "the database system is in recovery mode",
+];
+
+pub fn is_terminated(err: &ProviderError) -> bool {
+    TERMINATED.iter().any(|m| err.message.contains(m))
+}
+
+#[derive(Default)]
+pub struct TerminatedRetry {
+    retries: AtomicU64,
+}
+
+impl TerminatedRetry {
+    pub fn retries(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
+    }
+}
+
+impl CallPolicy for TerminatedRetry {
+    fn run<'a, T, F, Fut>(
+        &'a self,
+        op: &'static str,
+        call: F,
+    ) -> BoxFuture<'a, Result<T, ProviderError>>
+    where
+        T: Send + 'a,
+        F: Fn() -> Fut + Send + Sync + 'a,
+        Fut: Future<Output = Result<T, ProviderError>> + Send + 'a,
+    {
+        Box::pin(async move {
+            let started = Instant::now();
+            let mut pause = FIRST_PAUSE;
+            loop {
+                match call().await {
+                    Err(e) if is_terminated(&e) && started.elapsed() < BUDGET => {
+                        self.retries.fetch_add(1, Ordering::Relaxed);
+                        // Once per call: a restart would otherwise log every pause.
+                        if pause == FIRST_PAUSE {
+                            tracing::warn!(
+                                target: "duroxide_node::postgres",
+                                operation = op,
+                                error = %e,
+                                "the Postgres session running {op} was terminated; running it again on another connection"
+                            );
+                        }
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(MAX_PAUSE);
+                    }
+                    other => return other,
+                }
+            }
+        })
+    }
+}
+
+/// Wraps a Postgres store so that calls cut off by a terminated session run again.
+pub fn with_terminated_retry(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
+    Arc::new(Decorated::new(inner, TerminatedRetry::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    #[tokio::test]
+    async fn a_terminated_statement_runs_again() {
+        let policy = TerminatedRetry::default();
+        let calls = AtomicU32::new(0);
+        let r: Result<u32, ProviderError> = policy
+            .run("ack_orchestration_item", || async {
+                if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                    Err(ProviderError::permanent(
+                        "ack_orchestration_item",
+                        "Database error: error returned from database: terminating connection \
+                         due to administrator command",
+                    ))
+                } else {
+                    Ok(7)
+                }
+            })
+            .await;
+        assert_eq!(r.unwrap(), 7);
+        assert_eq!(policy.retries(), 1);
+    }
+
+    #[tokio::test]
+    async fn other_errors_are_not_retried() {
+        let policy = TerminatedRetry::default();
+        let calls = AtomicU32::new(0);
+        let r: Result<(), ProviderError> = policy
+            .run("ack_orchestration_item", || async {
+                calls.fetch_add(1, Ordering::SeqCst);
+                Err(ProviderError::permanent(
+                    "ack_orchestration_item",
+                    "Invalid lock token",
+                ))
+            })
+            .await;
+        assert!(r.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+}
