@@ -16,7 +16,7 @@ const DELIVERY_TOLERANCE_MS = 150
 test('a never-resolving activity loses a race to a timer, aborts, and frees its slot after the grace period', { timeout: 120000 }, async (t) => {
   const db = await sqliteFile(t, 'dxf-cancel')
   const seen = { hangStarted: 0, abortedAt: 0, cancelledFlag: null, quickStartedAt: 0 }
-  await startRuntime(t, db.provider, (r) => {
+  const rt = await startRuntime(t, db.provider, (r) => {
     r.registerActivity('Hang', async (ctx) => {
       seen.hangStarted = Date.now()
       ctx.signal.addEventListener('abort', () => {
@@ -62,4 +62,5 @@ test('a never-resolving activity loses a race to a timer, aborts, and frees its 
   const freedAfter = seen.quickStartedAt - seen.abortedAt
   assert.ok(freedAfter >= GRACE_MS - DELIVERY_TOLERANCE_MS, `the slot was reused ${freedAfter} ms after the abort, before the ${GRACE_MS} ms grace period`)
   report(t, `race: abort reached JS ${seen.abortedAt - seen.hangStarted} ms after the activity started; slot reused ${freedAfter} ms after the abort (grace ${GRACE_MS} ms)`)
+  await rt.shutdown(1000)
 })

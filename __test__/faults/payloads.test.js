@@ -72,7 +72,7 @@ function register(rt) {
 for (const [kind, open] of backends) {
   test(`hostile payloads on ${kind}: coded errors or deterministic failures, never a crash`, { timeout: 240000 }, async (t) => {
     const store = await open(t)
-    await startRuntime(t, store.provider, register)
+    const rt = await startRuntime(t, store.provider, register)
     const client = new Client(store.provider)
     const run = async (id, name, input) => {
       await client.startOrchestration(id, name, input)
@@ -133,5 +133,7 @@ for (const [kind, open] of backends) {
     // Still serving.
     const after = await run('after', 'DeepEcho', nested(3))
     assert.equal(after.output, 3)
+    // Before the store is removed (t.after hooks run in order of registration).
+    await rt.shutdown(5000)
   })
 }

@@ -6,7 +6,7 @@
 //! waiting out `busy_timeout` (waiting could deadlock), or `SQLITE_BUSY_SNAPSHOT`
 //! (code 517) when another writer committed since the read began. Neither is
 //! retried inside the provider. The runtime backs fetches off for up to 3 s
-//! and retries an ack five times within 150 ms; under load (4 orchestration
+//! and retries an ack five times within about 300 ms; under load (4 orchestration
 //! and 8 worker slots, thousands of instances) an ack can exhaust those
 //! retries and its instance fails with an infrastructure error (measured: 1 in
 //! 2,000 orchestrations).
