@@ -6,8 +6,8 @@
 //! - `providers/`: SQLite and Postgres storage (`NativeProvider`).
 //! - `runtime.rs`: `NativeRuntime`, lifecycle and registrations.
 //! - `client/`: `NativeClient`.
-//! - `bridge/`: how duroxide calls into JS (orchestrations, activities, tasks).
-//! - `options.rs`: `RuntimeOptions` from JS, validated.
+//! - `bridge/`: how duroxide calls into JS (orchestrations, activities, tasks, retry).
+//! - `options/`: `RuntimeOptions` from JS, validated.
 //! - `errors.rs`: the one error enum and the `code` each variant becomes.
 //! - `logging.rs`, `limits.rs`: tracing to stderr or a file; crate limits.
 //! - `guard/`: the provider decorator of every runtime (fetch cap, lock

@@ -22,6 +22,7 @@
 
 pub mod activity;
 pub mod orchestration;
+pub mod retry;
 pub mod tasks;
 
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -4,15 +4,17 @@
 //! A descriptor crosses as a plain JS object (`{ kind: 'activity', name, input, ... }`);
 //! every payload inside it is already a JSON string, so nothing is encoded twice.
 //! The result goes back as an [`Outcome`], which `lib/tasks.js` decodes.
+//! An activity's `retry` object is parsed in `retry.rs`.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, UNIX_EPOCH};
 
-use duroxide::{BackoffStrategy, OrchestrationContext, RetryPolicy};
+use duroxide::OrchestrationContext;
 use serde::{Deserialize, Serialize};
 
+use super::retry::{retry_policy, RetrySpec};
 use crate::errors::{BridgeError, BridgeResult};
 
 /// A durable operation yielded by an orchestration generator.
@@ -70,34 +72,6 @@ pub enum TaskDescriptor {
     },
 }
 
-/// `retry` of `scheduleActivityWithRetry`.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RetrySpec {
-    pub max_attempts: f64,
-    pub timeout_ms: Option<f64>,
-    pub total_timeout_ms: Option<f64>,
-    pub backoff: Option<BackoffSpec>,
-}
-
-/// `'none' | 'fixed' | 'linear' | 'exponential'` or the object form.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum BackoffSpec {
-    Named(String),
-    Custom(BackoffObject),
-}
-
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BackoffObject {
-    pub kind: String,
-    pub base_ms: Option<f64>,
-    pub delay_ms: Option<f64>,
-    pub multiplier: Option<f64>,
-    pub max_ms: Option<f64>,
-}
-
 /// The result of a task, as `lib/tasks.js` decodes it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -114,7 +88,9 @@ pub enum Outcome {
 
 pub type TaskFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
-fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
+/// Durations arrive as JS numbers; a negative or fractional one would be
+/// silently truncated by the cast, so it is refused instead.
+pub(super) fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
     if !(value.is_finite() && value >= 0.0 && value.fract() == 0.0) {
         return Err(BridgeError::InvalidArgument(format!(
             "{field} must be a non-negative integer number of milliseconds, got {value}"
@@ -151,73 +127,6 @@ fn semver(field: &str, version: &Option<String>) -> BridgeResult<()> {
         })?;
     }
     Ok(())
-}
-
-fn backoff(spec: &BackoffSpec) -> BridgeResult<BackoffStrategy> {
-    let ms = |field: &str, v: Option<f64>, default: u64| -> BridgeResult<Duration> {
-        match v {
-            Some(v) => millis(field, v),
-            None => Ok(Duration::from_millis(default)),
-        }
-    };
-    match spec {
-        BackoffSpec::Named(name) => match name.as_str() {
-            "none" => Ok(BackoffStrategy::None),
-            "fixed" => Ok(BackoffStrategy::Fixed { delay: Duration::from_secs(1) }),
-            "linear" => Ok(BackoffStrategy::Linear {
-                base: Duration::from_millis(100),
-                max: Duration::from_secs(30),
-            }),
-            "exponential" => Ok(BackoffStrategy::default()),
-            other => Err(BridgeError::InvalidArgument(format!(
-                "retry.backoff must be 'none', 'fixed', 'linear' or 'exponential', got '{other}'"
-            ))),
-        },
-        BackoffSpec::Custom(o) => match o.kind.as_str() {
-            "none" => Ok(BackoffStrategy::None),
-            "fixed" => Ok(BackoffStrategy::Fixed {
-                delay: ms("retry.backoff.delayMs", o.delay_ms.or(o.base_ms), 1000)?,
-            }),
-            "linear" => Ok(BackoffStrategy::Linear {
-                base: ms("retry.backoff.baseMs", o.base_ms, 100)?,
-                max: ms("retry.backoff.maxMs", o.max_ms, 30_000)?,
-            }),
-            "exponential" => {
-                let multiplier = o.multiplier.unwrap_or(2.0);
-                if !(multiplier.is_finite() && multiplier >= 1.0) {
-                    return Err(BridgeError::InvalidArgument(format!(
-                        "retry.backoff.multiplier must be a number >= 1, got {multiplier}"
-                    )));
-                }
-                Ok(BackoffStrategy::Exponential {
-                    base: ms("retry.backoff.baseMs", o.base_ms, 100)?,
-                    multiplier,
-                    max: ms("retry.backoff.maxMs", o.max_ms, 30_000)?,
-                })
-            }
-            other => Err(BridgeError::InvalidArgument(format!(
-                "retry.backoff.kind must be 'none', 'fixed', 'linear' or 'exponential', got '{other}'"
-            ))),
-        },
-    }
-}
-
-fn retry_policy(spec: &RetrySpec) -> BridgeResult<RetryPolicy> {
-    let n = spec.max_attempts;
-    if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX)) {
-        return Err(BridgeError::InvalidArgument(format!(
-            "retry.maxAttempts must be an integer >= 1, got {n}"
-        )));
-    }
-    let mut policy = RetryPolicy::new(n as u32);
-    if let Some(b) = &spec.backoff {
-        policy = policy.with_backoff(backoff(b)?);
-    }
-    // duroxide has one per-attempt timeout; `totalTimeoutMs` is its legacy alias.
-    if let Some(t) = spec.timeout_ms.or(spec.total_timeout_ms) {
-        policy = policy.with_timeout(millis("retry.timeoutMs", t)?);
-    }
-    Ok(policy)
 }
 
 fn from_result(r: Result<String, String>) -> Outcome {
@@ -511,41 +420,5 @@ mod tests {
         let negative_timer = parse(serde_json::json!({"kind": "timer", "delayMs": -1})).unwrap();
         assert!(validate(&negative_timer).is_err());
         assert!(parse(serde_json::json!({"kind": "teleport"})).is_err());
-    }
-
-    #[test]
-    fn retry_backoff_forms() {
-        let named = RetrySpec {
-            max_attempts: 3.0,
-            timeout_ms: None,
-            total_timeout_ms: Some(500.0),
-            backoff: Some(BackoffSpec::Named("fixed".into())),
-        };
-        let p = retry_policy(&named).unwrap();
-        assert_eq!(p.timeout, Some(Duration::from_millis(500)));
-        assert_eq!(p.delay_for_attempt(2), Duration::from_secs(1));
-        let custom = RetrySpec {
-            max_attempts: 2.0,
-            timeout_ms: None,
-            total_timeout_ms: None,
-            backoff: Some(BackoffSpec::Custom(BackoffObject {
-                kind: "exponential".into(),
-                base_ms: Some(10.0),
-                delay_ms: None,
-                multiplier: Some(3.0),
-                max_ms: Some(1000.0),
-            })),
-        };
-        assert_eq!(
-            retry_policy(&custom).unwrap().delay_for_attempt(2),
-            Duration::from_millis(30)
-        );
-        let zero = RetrySpec {
-            max_attempts: 0.0,
-            timeout_ms: None,
-            total_timeout_ms: None,
-            backoff: None,
-        };
-        assert!(retry_policy(&zero).is_err());
     }
 }

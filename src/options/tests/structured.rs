@@ -1,0 +1,85 @@
+//! Enum- and object-valued options other than the tag filter.
+
+use duroxide::runtime::LogFormat;
+use serde_json::{json, Value};
+
+use super::{assert_err, err, parse};
+use crate::options::fields::show;
+
+#[test]
+fn log_format_and_level() {
+    for (s, f) in [
+        ("json", LogFormat::Json),
+        ("pretty", LogFormat::Pretty),
+        ("compact", LogFormat::Compact),
+    ] {
+        assert_eq!(
+            parse(json!({ "logFormat": s }))
+                .unwrap()
+                .runtime
+                .observability
+                .log_format,
+            f
+        );
+    }
+    assert_eq!(
+        err(json!({ "logFormat": "xml" })),
+        "logFormat must be one of 'json', 'pretty', 'compact', got 'xml'"
+    );
+    assert_err(json!({ "logFormat": "JSON" }), &["got 'JSON'"]);
+    for l in ["trace", "Debug", "INFO", "warn", "error", "off"] {
+        let p = parse(json!({ "logLevel": l })).unwrap();
+        assert_eq!(p.runtime.observability.log_level, l.to_lowercase());
+    }
+    for bad in [
+        json!(""),
+        json!("verbose"),
+        json!("info,foo=debug"),
+        json!(3),
+    ] {
+        assert_err(
+            json!({ "logLevel": bad.clone() }),
+            &["logLevel", &format!("got {}", show(&bad))],
+        );
+    }
+}
+
+#[test]
+fn supported_replay_versions() {
+    let p =
+        parse(json!({ "supportedReplayVersions": { "min": "0.0.0", "max": "0.0.0" } })).unwrap();
+    let r = p.runtime.supported_replay_versions.unwrap();
+    assert_eq!(
+        (r.min.to_string(), r.max.to_string()),
+        ("0.0.0".into(), "0.0.0".into())
+    );
+    let srv = |v: Value| json!({ "supportedReplayVersions": v });
+    assert_err(
+        srv(json!({ "min": "1.0.0" })),
+        &["supportedReplayVersions.max is required"],
+    );
+    assert_err(
+        srv(json!({ "max": "1.0.0", "min": null })),
+        &["supportedReplayVersions.min is required"],
+    );
+    assert_err(
+        srv(json!({ "min": "1.0", "max": "2.0.0" })),
+        &["supportedReplayVersions.min", "got '1.0'"],
+    );
+    assert_err(
+        srv(json!({ "min": "1.0.0", "max": 2 })),
+        &["supportedReplayVersions.max", "got 2"],
+    );
+    assert_err(
+        srv(json!({ "min": "2.0.0", "max": "1.0.0" })),
+        &[
+            "supportedReplayVersions.min must be <= supportedReplayVersions.max",
+            "'2.0.0'",
+            "'1.0.0'",
+        ],
+    );
+    assert_err(
+        srv(json!("1.0.0")),
+        &["supportedReplayVersions must be an object", "got '1.0.0'"],
+    );
+}
