@@ -4,9 +4,8 @@
 // non-Errors, returning values JSON cannot carry).
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, FAST, eventually, uniqueName, Client } = require('./helpers')
-const { openStore } = require('./fixtures/store')
-const { Runtime } = require('..')
+const { backends, FAST, eventually, uniqueName } = require('./helpers')
+const { startSuiteRuntime, stopSuiteRuntime } = require('./fixtures/store')
 
 const unhandled = []
 process.on('unhandledRejection', (reason) => unhandled.push(reason))
@@ -119,24 +118,15 @@ for (const [kind, open] of backends) {
       return { instanceId, output: s.output }
     }
 
-    before(async () => {
-      store = await openStore(open)
-      rt = new Runtime(store.provider, {
+    before(async () => ({ store, rt, client } = await startSuiteRuntime(open, register, {
         ...FAST,
         workerConcurrency: 4,
         // Untagged and 'blue' activities both run here.
         workerTagFilter: { defaultAnd: ['blue'] },
         workerLockTimeoutMs: 2000,
         workerLockRenewalBufferMs: 500,
-      })
-      register(rt)
-      await rt.start()
-      client = new Client(store.provider)
-    })
-    after(async () => {
-      await rt.shutdown(1000)
-      await store.release()
-    })
+      })))
+    after(() => stopSuiteRuntime({ store, rt }))
 
     test('every property and method of ActivityContext', async () => {
       const { instanceId, output } = await run('Inspector')

@@ -4,8 +4,8 @@
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { backends, FAST, eventually, uniqueName } = require('./helpers')
-const { openStore } = require('./fixtures/store')
-const { Runtime, Client, OrchestrationFailedError } = require('..')
+const { startSuiteRuntime, stopSuiteRuntime } = require('./fixtures/store')
+const { Client, OrchestrationFailedError } = require('..')
 
 function register(rt) {
   rt.registerOrchestration('Echo', function* (ctx, input) {
@@ -35,17 +35,8 @@ for (const [kind, open] of backends) {
   describe(`Client on ${kind}`, { concurrency: true }, () => {
     let store, rt, client
     const id = (p) => uniqueName(`${kind}-${p}`)
-    before(async () => {
-      store = await openStore(open)
-      rt = new Runtime(store.provider, FAST)
-      register(rt)
-      await rt.start()
-      client = new Client(store.provider)
-    })
-    after(async () => {
-      await rt.shutdown(1000)
-      await store.release()
-    })
+    before(async () => ({ store, rt, client } = await startSuiteRuntime(open, register, FAST)))
+    after(() => stopSuiteRuntime({ store, rt }))
 
     test('startOrchestration + waitForOrchestration: output parsed; getStatus keeps the JSON text', async () => {
       const i = id('echo')

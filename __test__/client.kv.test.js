@@ -3,20 +3,7 @@
 // and on Postgres, against values an orchestration stores.
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, startRuntime, Client } = require('./helpers')
-
-function scope() {
-  const fns = []
-  return { after: (fn) => fns.push(fn), close: async () => { for (const fn of fns.reverse()) await fn() } }
-}
-
-function coded(code, ...parts) {
-  return (err) => {
-    assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`)
-    for (const p of parts) assert.ok(err.message.includes(p), `message '${err.message}' should mention '${p}'`)
-    return true
-  }
-}
+const { backends, clientWithRuntime, scope, coded } = require('./helpers')
 
 function register(rt) {
   rt.registerOrchestration('Kv', function* (ctx) {
@@ -39,9 +26,7 @@ for (const [kind, open] of backends) {
     after(() => t.close())
 
     before(async () => {
-      const store = await open(t)
-      await startRuntime(t, store.provider, register)
-      client = new Client(store.provider)
+      client = await clientWithRuntime(t, open, register)
       await client.startOrchestration(id, 'Kv', null)
       await client.waitForValue(id, 'greeting', 20000)
     })

@@ -3,7 +3,7 @@
 // deleting and pruning instances, each result checked field by field.
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, startRuntime, eventually, Client } = require('./helpers')
+const { backends, clientWithRuntime, eventually, Client, scope, coded } = require('./helpers')
 
 const STATUSES = 'Running, Completed, Failed, ContinuedAsNew'
 
@@ -38,21 +38,6 @@ function register(rt) {
   })
 }
 
-/** Cleanup registry for suite hooks, whose context has no `after`. */
-function scope() {
-  const fns = []
-  return { after: (fn) => fns.push(fn), close: async () => { for (const fn of fns.reverse()) await fn() } }
-}
-
-/** Asserts `err` is a coded rejection whose message contains each of `parts`. */
-function coded(code, ...parts) {
-  return (err) => {
-    assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`)
-    for (const p of parts) assert.ok(err.message.includes(p), `message '${err.message}' should mention '${p}'`)
-    return true
-  }
-}
-
 for (const [kind, open] of backends) {
   describe(`client management on ${kind}`, () => {
     let client
@@ -62,9 +47,7 @@ for (const [kind, open] of backends) {
     after(() => t.close())
 
     before(async () => {
-      const store = await open(t)
-      await startRuntime(t, store.provider, register)
-      client = new Client(store.provider)
+      client = await clientWithRuntime(t, open, register)
       t0 = Date.now()
       for (const [key, name, input] of [
         ['main', 'Main', 'hi'],

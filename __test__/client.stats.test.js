@@ -3,12 +3,7 @@
 // SQLite file and on Postgres. Each backend starts empty, so counts are exact.
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, startRuntime, eventually, Client } = require('./helpers')
-
-function scope() {
-  const fns = []
-  return { after: (fn) => fns.push(fn), close: async () => { for (const fn of fns.reverse()) await fn() } }
-}
+const { backends, startRuntime, eventually, Client, scope } = require('./helpers')
 
 const METRICS_KEYS = ['completedInstances', 'failedInstances', 'runningInstances', 'totalEvents', 'totalExecutions', 'totalInstances']
 const DEPTH_KEYS = ['orchestratorQueue', 'timerQueue', 'workerQueue']

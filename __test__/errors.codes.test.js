@@ -5,45 +5,11 @@
 // stored instances unharmed.
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const net = require('node:net')
-const { pgSchema, startRuntime, eventually, psql, Client, FAST, DATABASE_URL } = require('./helpers')
+const { pgSchema, startRuntime, eventually, psql, Client, FAST, DATABASE_URL, scope, coded, settlesWithin, closedPort } = require('./helpers')
 const dx = require('..')
 const native = require('../lib/native')
 
-const { Runtime, PostgresProvider, SqliteProvider, DuroxideError } = dx
-
-function scope() {
-  const fns = []
-  return { after: (fn) => fns.push(fn), close: async () => { for (const fn of fns.reverse()) await fn() } }
-}
-
-/** Checks a coded error: its code, that its message names each of `parts`, and that no panic leaked. */
-function coded(code, ...parts) {
-  return (err) => {
-    assert.ok(err instanceof DuroxideError, `expected a DuroxideError, got ${err && err.constructor && err.constructor.name}: ${err}`)
-    assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`)
-    for (const p of parts) assert.ok(err.message.includes(p), `message '${err.message}' should mention '${p}'`)
-    assert.ok(!/panic/i.test(err.message), `a panic reached the user: ${err.message}`)
-    return true
-  }
-}
-
-/** Fails if `promise` has not settled within `ms` (a hang guard, not a measurement). */
-function settlesWithin(promise, ms, what) {
-  let timer
-  const guard = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, guard]).finally(() => clearTimeout(timer))
-}
-
-async function closedPort() {
-  const server = net.createServer()
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+const { Runtime, PostgresProvider, SqliteProvider } = dx
 
 const fn = function* () {}
 

@@ -6,8 +6,10 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const crypto = require('node:crypto')
+const net = require('node:net')
+const assert = require('node:assert/strict')
 const { execFileSync } = require('node:child_process')
-const { SqliteProvider, PostgresProvider, Runtime, Client } = require('..')
+const { SqliteProvider, PostgresProvider, Runtime, Client, DuroxideError } = require('..')
 
 /**
  * Registers cleanup with the test context. Hook contexts (`before`) have no
@@ -75,6 +77,17 @@ async function startRuntime(t, provider, register, options = {}) {
   return rt
 }
 
+/**
+ * Opens a store with `open` (a backends opener, or pgSchema / sqliteFile),
+ * starts a runtime on it with `register`'s handlers, both cleaned up with
+ * `t`, and returns a client on the store.
+ */
+async function clientWithRuntime(t, open, register, options) {
+  const store = await open(t)
+  await startRuntime(t, store.provider, register, options)
+  return new Client(store.provider)
+}
+
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
 async function eventually(fn, { timeoutMs = 20000, intervalMs = 20, what = 'condition' } = {}) {
   const deadline = Date.now() + timeoutMs
@@ -88,6 +101,44 @@ async function eventually(fn, { timeoutMs = 20000, intervalMs = 20, what = 'cond
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
+/** Cleanup registry for suite hooks, whose context has no `after`: pass it as `t`, then `close()`. */
+function scope() {
+  const fns = []
+  return { after: (fn) => fns.push(fn), close: async () => { for (const fn of fns.reverse()) await fn() } }
+}
+
+/**
+ * For `assert.rejects`/`assert.throws`: the error is a DuroxideError with
+ * `code`, its message names each of `parts`, and no panic leaked into it.
+ */
+function coded(code, ...parts) {
+  return (err) => {
+    assert.ok(err instanceof DuroxideError, `expected a DuroxideError, got ${err && err.constructor && err.constructor.name}: ${err}`)
+    assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`)
+    for (const p of parts) assert.ok(err.message.includes(p), `message '${err.message}' should mention '${p}'`)
+    assert.ok(!/panic/i.test(err.message), `a panic reached the user: ${err.message}`)
+    return true
+  }
+}
+
+/** Fails if `promise` has not settled within `ms` (a hang guard, not a measurement). */
+function settlesWithin(promise, ms, what) {
+  let timer
+  const guard = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, guard]).finally(() => clearTimeout(timer))
+}
+
+/** A local port where nothing listens. */
+async function closedPort() {
+  const server = net.createServer()
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
 module.exports = {
   onCleanup,
   DATABASE_URL,
@@ -98,7 +149,12 @@ module.exports = {
   backends,
   FAST,
   startRuntime,
+  clientWithRuntime,
   eventually,
   sleep,
+  scope,
+  coded,
+  settlesWithin,
+  closedPort,
   Client,
 }

@@ -5,7 +5,7 @@
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { backends, FAST, eventually, uniqueName, Client } = require('./helpers')
-const { openStore } = require('./fixtures/store')
+const { openStore, startSuiteRuntime, stopSuiteRuntime } = require('./fixtures/store')
 const { Runtime } = require('..')
 
 const seen = new Map() // instanceId -> values the generator saw, one per invocation
@@ -180,17 +180,8 @@ for (const [kind, open] of backends) {
       return s.output
     }
 
-    before(async () => {
-      store = await openStore(open)
-      rt = new Runtime(store.provider, { ...FAST, orchestrationConcurrency: 4, workerConcurrency: 4 })
-      register(rt)
-      await rt.start()
-      client = new Client(store.provider)
-    })
-    after(async () => {
-      await rt.shutdown(1000)
-      await store.release()
-    })
+    before(async () => ({ store, rt, client } = await startSuiteRuntime(open, register, { ...FAST, orchestrationConcurrency: 4, workerConcurrency: 4 })))
+    after(() => stopSuiteRuntime({ store, rt }))
 
     test('scheduleActivity plain, with options.sessionId, and on a session', async () => {
       const out = await run('Activities', { x: 1 })

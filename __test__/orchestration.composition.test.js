@@ -3,9 +3,8 @@
 // ways, and cancellation of race losers (the losing activity sees it).
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, FAST, eventually, uniqueName, Client } = require('./helpers')
-const { openStore } = require('./fixtures/store')
-const { Runtime } = require('..')
+const { backends, FAST, eventually, uniqueName } = require('./helpers')
+const { startSuiteRuntime, stopSuiteRuntime } = require('./fixtures/store')
 
 // Cancellation reaches a running activity at its next lock renewal; a 2 s
 // lease renews every second, so losers learn of it quickly.
@@ -109,17 +108,8 @@ for (const [kind, open] of backends) {
       return s.output
     }
 
-    before(async () => {
-      store = await openStore(open)
-      rt = new Runtime(store.provider, OPTIONS)
-      register(rt)
-      await rt.start()
-      client = new Client(store.provider)
-    })
-    after(async () => {
-      await rt.shutdown(1000)
-      await store.release()
-    })
+    before(async () => ({ store, rt, client } = await startSuiteRuntime(open, register, OPTIONS)))
+    after(() => stopSuiteRuntime({ store, rt }))
 
     test('all returns {ok}|{err} per task, in task order (not completion order)', async () => {
       const out = await run('AllOrder')

@@ -5,38 +5,11 @@
 // is a clear ERR_PROVIDER that arrives promptly instead of a hang or a crash.
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const net = require('node:net')
 const { PostgresProvider } = require('..')
+const { closedPort, settlesWithin, coded } = require('./helpers')
 const native = require('../lib/native')
 
 const FULL_OPTIONS = { audience: 'https://example.invalid/.default', maxConnections: 2, acquireTimeoutMs: 1000, refreshIntervalMs: 60000 }
-
-/** A local port where nothing listens. */
-async function closedPort() {
-  const server = net.createServer()
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** Fails the test if `promise` has not settled within `ms` (a hang guard, not a measurement). */
-function settlesWithin(promise, ms, what) {
-  let timer
-  const guard = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, guard]).finally(() => clearTimeout(timer))
-}
-
-function coded(code, ...parts) {
-  return (err) => {
-    assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`)
-    for (const p of parts) assert.ok(err.message.includes(p), `message '${err.message}' should mention '${p}'`)
-    assert.ok(!/panic/i.test(err.message), err.message)
-    return true
-  }
-}
 
 test('connectWithEntra to a port where nothing listens is a prompt ERR_PROVIDER', async () => {
   const port = await closedPort()

@@ -4,13 +4,8 @@
 // Postgres (results arrive parsed either way).
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { pgSchema, startRuntime, eventually, Client } = require('./helpers')
+const { pgSchema, clientWithRuntime, eventually, Client, scope } = require('./helpers')
 const { Runtime, OrchestrationContext } = require('..')
-
-function scope() {
-  const fns = []
-  return { after: (fn) => fns.push(fn), close: async () => { for (const fn of fns.reverse()) await fn() } }
-}
 
 const RUNTIME_ALIASES = ['registerActivity', 'registerOrchestration', 'registerOrchestrationVersioned']
 const CONTEXT_ALIASES = [
@@ -76,9 +71,7 @@ describe('typed aliases on postgres', () => {
   after(() => t.close())
 
   before(async () => {
-    const pg = await pgSchema(t)
-    await startRuntime(t, pg.provider, register)
-    client = new Client(pg.provider)
+    client = await clientWithRuntime(t, pgSchema, register)
   })
 
   test('context, runtime and client aliases run a whole orchestration', async () => {

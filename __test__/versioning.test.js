@@ -6,13 +6,8 @@
 // starts run the version they ask for.
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, startRuntime, eventually, Client, FAST, DATABASE_URL } = require('./helpers')
+const { backends, startRuntime, eventually, Client, FAST, DATABASE_URL, scope } = require('./helpers')
 const { Runtime, SqliteProvider, PostgresProvider } = require('..')
-
-function scope() {
-  const fns = []
-  return { after: (fn) => fns.push(fn), close: async () => { for (const fn of fns.reverse()) await fn() } }
-}
 
 function* flowV1(ctx) {
   ctx.setCustomStatus('v1 waiting')

@@ -34,7 +34,7 @@ enum Phase {
 }
 
 /// Counters of the runtime, as `runtime.metricsSnapshot()` returns them.
-/// The fields after `provider_errors` are the guard's (`guard/stats.rs`).
+/// The fields after `provider_errors` are the guard's (`GuardStats::apply`).
 #[napi(object)]
 #[derive(Default)]
 pub struct RuntimeMetrics {
@@ -258,7 +258,7 @@ impl NativeRuntime {
             Phase::Running(rt) => rt.metrics_snapshot().as_ref().map(RuntimeMetrics::from),
             Phase::Stopped(last) => last.as_ref().map(RuntimeMetrics::from),
         };
-        metrics.map(|m| self.guard.snapshot().apply(m))
+        metrics.map(|m| self.guard.metrics(m))
     }
 
     /// `{ status: 'ok' | 'degraded', reasons }` from the guard's recent counters.

@@ -4,8 +4,7 @@
 // twice; nothing commits twice and everything completes after the block.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { pgSchema, Client } = require('../helpers')
-const { Worker, effectsDir, historyOf, historyProblems, waitAll, report } = require('./harness')
+const { Worker, pgFleet, historyOf, historyProblems, waitAll, report } = require('./harness')
 
 const BLOCK_MS = 3500
 
@@ -20,22 +19,14 @@ const VARIANTS = [
 
 for (const { lockMs, extra } of VARIANTS) {
   test(`an event loop blocked ${BLOCK_MS} ms with a ${lockMs} ms orchestrator lock commits nothing twice; all complete`, { timeout: 180000 }, async (t) => {
-    const pg = await pgSchema(t, `dxf_block${lockMs}`)
-    const client = new Client(pg.provider)
-    const cfg = {
-      backend: 'postgres',
-      url: pg.url,
-      schema: pg.schema,
-      effectsDir: effectsDir(t),
-      options: {
-        orchestrationConcurrency: 4,
-        workerConcurrency: 4,
-        dispatcherPollIntervalMs: 10,
-        orchestratorLockTimeoutMs: lockMs,
-        orchestratorLockRenewalBufferMs: 500,
-        ...extra,
-      },
-    }
+    const { pg, client, cfg } = await pgFleet(t, `dxf_block${lockMs}`, {
+      orchestrationConcurrency: 4,
+      workerConcurrency: 4,
+      dispatcherPollIntervalMs: 10,
+      orchestratorLockTimeoutMs: lockMs,
+      orchestratorLockRenewalBufferMs: 500,
+      ...extra,
+    })
     const a = new Worker(t, cfg, { name: `blocked-${lockMs}` })
     const b = new Worker(t, cfg, { name: `free-${lockMs}` })
     await Promise.all([a.ready(), b.ready()])

@@ -6,8 +6,7 @@
 // interrupted work is picked up again within the lock timeouts.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { pgSchema, Client } = require('../helpers')
-const { Worker, firstMessage, effectsDir, historyOf, historyProblems, waitAll, report } = require('./harness')
+const { Worker, pgFleet, firstMessage, historyOf, historyProblems, waitAll, report } = require('./harness')
 const { readEffects } = require('./workers/catalog')
 
 const LOCKS = {
@@ -28,16 +27,7 @@ function fanOutput(n) {
 }
 
 test('SIGKILL mid-activity and mid-turn in a 3-process fleet: nothing lost, nothing completed twice', { timeout: 240000 }, async (t) => {
-  const pg = await pgSchema(t, 'dxf_crash')
-  const client = new Client(pg.provider)
-  const fx = effectsDir(t)
-  const cfg = {
-    backend: 'postgres',
-    url: pg.url,
-    schema: pg.schema,
-    effectsDir: fx,
-    options: { orchestrationConcurrency: 2, workerConcurrency: 4, dispatcherPollIntervalMs: 10, ...LOCKS },
-  }
+  const { pg, client, cfg } = await pgFleet(t, 'dxf_crash', { orchestrationConcurrency: 2, workerConcurrency: 4, dispatcherPollIntervalMs: 10, ...LOCKS })
   let seq = 0
   const spawn = () => new Worker(t, cfg, { name: `member-${seq++}` })
   const fleet = [spawn(), spawn(), spawn()]
@@ -98,7 +88,7 @@ test('SIGKILL mid-activity and mid-turn in a 3-process fleet: nothing lost, noth
   for (const [id, want] of expected) {
     const events = await historyOf(client, pg.schema, id)
     problems.push(...historyProblems(id, events, want.length))
-    const effects = readEffects(fx, id)
+    const effects = readEffects(cfg.effectsDir, id)
     const keys = new Set(effects.map((e) => e.k))
     const wanted = expected.get(id).map((o) => o.replace(':done', ''))
     for (const k of wanted) if (!keys.has(k)) problems.push(`${id}: side effect ${k} never happened`)
@@ -108,7 +98,7 @@ test('SIGKILL mid-activity and mid-turn in a 3-process fleet: nothing lost, noth
   assert.deepEqual(problems, [])
 
   // The killed activity ran in the killed member and again in another one.
-  const s1 = readEffects(fx, 'victim-activity').filter((e) => e.k === 's1')
+  const s1 = readEffects(cfg.effectsDir, 'victim-activity').filter((e) => e.k === 's1')
   assert.ok(s1.some((e) => e.p === first.worker.pid), 'the killed member had started s1')
   assert.ok(s1.some((e) => e.p !== first.worker.pid), 's1 re-ran in a surviving member')
 

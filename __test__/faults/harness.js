@@ -5,7 +5,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { fork, execFile, spawn } = require('node:child_process')
-const { psql, DATABASE_URL } = require('../helpers')
+const { psql, pgSchema, DATABASE_URL, Client } = require('../helpers')
 
 const WORKER = path.join(__dirname, 'workers', 'fleet-worker.js')
 const STDERR_CAP = 4 * 1024 * 1024
@@ -125,6 +125,19 @@ function effectsDir(t, prefix = 'dxfx') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`))
   if (t) t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   return dir
+}
+
+/**
+ * A fleet on a fresh Postgres schema: the schema, a client on it, and the
+ * config its workers share (the schema's url and name, `options`, and unless
+ * `effects` is false a fresh effects directory).
+ */
+async function pgFleet(t, prefix, options, { effects = true } = {}) {
+  const pg = await pgSchema(t, prefix)
+  const client = new Client(pg.provider)
+  const cfg = { backend: 'postgres', url: pg.url, schema: pg.schema, options }
+  if (effects) cfg.effectsDir = effectsDir(t)
+  return { pg, client, cfg }
 }
 
 /**
@@ -248,4 +261,4 @@ function slope(xs, ys) {
   return den === 0 ? 0 : num / den
 }
 
-module.exports = { Worker, SOAK, firstMessage, psqlAsync, holdInstanceLock, effectsDir, historyOf, historyProblems, waitAll, slope, report }
+module.exports = { Worker, SOAK, firstMessage, psqlAsync, holdInstanceLock, effectsDir, pgFleet, historyOf, historyProblems, waitAll, slope, report }

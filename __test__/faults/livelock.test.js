@@ -9,30 +9,22 @@
 // for a stale lock token. Older duroxide-pg versions livelocked here for days.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { pgSchema, eventually, sleep, Client } = require('../helpers')
-const { Worker, effectsDir, historyOf, holdInstanceLock, psqlAsync, report } = require('./harness')
+const { eventually, sleep } = require('../helpers')
+const { Worker, pgFleet, historyOf, holdInstanceLock, psqlAsync, report } = require('./harness')
 
 const MAX_ATTEMPTS = 3
 const LOCK_MS = 2000
 const STALL_MS = 3 * LOCK_MS
 
 test('a stalled fetch contended by two processes completes or poisons; attempt_count stays bounded', { timeout: 180000 }, async (t) => {
-  const pg = await pgSchema(t, 'dxf_livelock')
-  const client = new Client(pg.provider)
-  const cfg = {
-    backend: 'postgres',
-    url: pg.url,
-    schema: pg.schema,
-    effectsDir: effectsDir(t),
-    options: {
-      orchestrationConcurrency: 4,
-      workerConcurrency: 2,
-      dispatcherPollIntervalMs: 5,
-      orchestratorLockTimeoutMs: LOCK_MS,
-      orchestratorLockRenewalBufferMs: 500,
-      maxAttempts: MAX_ATTEMPTS,
-    },
-  }
+  const { pg, client, cfg } = await pgFleet(t, 'dxf_livelock', {
+    orchestrationConcurrency: 4,
+    workerConcurrency: 2,
+    dispatcherPollIntervalMs: 5,
+    orchestratorLockTimeoutMs: LOCK_MS,
+    orchestratorLockRenewalBufferMs: 500,
+    maxAttempts: MAX_ATTEMPTS,
+  })
   const fleet = [new Worker(t, cfg, { name: 'c1' }), new Worker(t, cfg, { name: 'c2' })]
   await Promise.all(fleet.map((w) => w.ready()))
   const id = 'contended'

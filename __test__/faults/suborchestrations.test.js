@@ -5,22 +5,13 @@
 // completions after Postgres broke a deadlock here).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { pgSchema, Client } = require('../helpers')
-const { Worker, effectsDir, historyOf, historyProblems, waitAll, report } = require('./harness')
+const { Worker, pgFleet, historyOf, historyProblems, waitAll, report } = require('./harness')
 
 const PARENTS = 20
 const CHILDREN = 5
 
 test('20 parents x 5 children on two contending processes: every parent gets all 5 outputs', { timeout: 180000 }, async (t) => {
-  const pg = await pgSchema(t, 'dxf_subs')
-  const client = new Client(pg.provider)
-  const cfg = {
-    backend: 'postgres',
-    url: pg.url,
-    schema: pg.schema,
-    effectsDir: effectsDir(t),
-    options: { orchestrationConcurrency: 4, workerConcurrency: 4, dispatcherPollIntervalMs: 1 },
-  }
+  const { pg, client, cfg } = await pgFleet(t, 'dxf_subs', { orchestrationConcurrency: 4, workerConcurrency: 4, dispatcherPollIntervalMs: 1 })
   const fleet = [new Worker(t, cfg, { name: 'p1' }), new Worker(t, cfg, { name: 'p2' })]
   await Promise.all(fleet.map((w) => w.ready()))
 

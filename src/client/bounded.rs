@@ -9,13 +9,13 @@
 //! saturated by the runtime's own fetches. Bulk deletes and prunes are not
 //! bounded: their time grows with the data they remove.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use duroxide::providers::{Provider, ProviderError};
+use duroxide::providers::Provider;
 
-use crate::providers::decorator::{BoxFuture, CallPolicy, Decorated};
+use crate::providers::call_policy::CallPolicy;
+use crate::providers::decorator::Decorated;
 
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -32,32 +32,8 @@ pub struct Deadline {
 }
 
 impl CallPolicy for Deadline {
-    fn run<'a, T, F, Fut>(
-        &'a self,
-        op: &'static str,
-        call: F,
-    ) -> BoxFuture<'a, Result<T, ProviderError>>
-    where
-        T: Send + 'a,
-        F: Fn() -> Fut + Send + Sync + 'a,
-        Fut: Future<Output = Result<T, ProviderError>> + Send + 'a,
-    {
-        Box::pin(async move {
-            if UNBOUNDED.contains(&op) {
-                return call().await;
-            }
-            match tokio::time::timeout(self.limit, call()).await {
-                Ok(r) => r,
-                Err(_) => Err(ProviderError::retryable(
-                    op,
-                    format!(
-                        "the store did not answer within {} ms: the database is unreachable \
-                         or its connection pool is exhausted",
-                        self.limit.as_millis()
-                    ),
-                )),
-            }
-        })
+    fn deadline(&self, op: &'static str) -> Option<Duration> {
+        (!UNBOUNDED.contains(&op)).then_some(self.limit)
     }
 }
 
@@ -74,17 +50,18 @@ pub fn bounded(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::call_policy::run;
+    use duroxide::providers::ProviderError;
 
     #[tokio::test]
     async fn a_call_that_never_answers_fails_at_the_limit() {
         let policy = Deadline {
             limit: Duration::from_millis(20),
         };
-        let r: Result<(), ProviderError> = policy
-            .run("read", || {
-                std::future::pending::<Result<(), ProviderError>>()
-            })
-            .await;
+        let r: Result<(), ProviderError> = run(&policy, "read", || {
+            std::future::pending::<Result<(), ProviderError>>()
+        })
+        .await;
         let e = r.unwrap_err();
         assert_eq!(e.operation, "read");
         assert!(e.message.contains("did not answer within 20 ms"));
@@ -95,12 +72,11 @@ mod tests {
         let policy = Deadline {
             limit: Duration::from_millis(1),
         };
-        let r: Result<u8, ProviderError> = policy
-            .run("delete_instance_bulk", || async {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                Ok(7)
-            })
-            .await;
+        let r: Result<u8, ProviderError> = run(&policy, "delete_instance_bulk", || async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(7)
+        })
+        .await;
         assert_eq!(r.unwrap(), 7);
     }
 }

@@ -53,6 +53,41 @@ fn detached_failure(op: &str) -> ProviderError {
     ProviderError::retryable(op, "the guard's task for this call ended without a result")
 }
 
+/// An abandon that runs on its own task, started before the returned future
+/// is first polled, counting a deadlock it meets. `$before` runs first, with
+/// the guard and the lock token.
+macro_rules! detached_abandon {
+    ($method:ident, |$guard:ident, $token:ident| $before:block) => {
+        fn $method<'a, 'b, 'async_trait>(
+            &'a self,
+            $token: &'b str,
+            delay: Option<Duration>,
+            ignore_attempt: bool,
+        ) -> BoxFut<'async_trait, Result<(), ProviderError>>
+        where
+            'a: 'async_trait,
+            'b: 'async_trait,
+            Self: 'async_trait,
+        {
+            let $guard = self;
+            $before
+            let (inner, stats) = (self.inner.clone(), self.stats.clone());
+            let token = $token.to_string();
+            let task = tokio::spawn(async move {
+                let r = inner.$method(&token, delay, ignore_attempt).await;
+                if matches!(&r, Err(e) if is_deadlock(e)) {
+                    stats.deadlock();
+                }
+                r
+            });
+            Box::pin(async move {
+                task.await
+                    .unwrap_or_else(|_| Err(detached_failure(stringify!($method))))
+            })
+        }
+    };
+}
+
 #[async_trait]
 impl Provider for GuardedProvider {
     fn name(&self) -> &str {
@@ -147,39 +182,11 @@ impl Provider for GuardedProvider {
         r
     }
 
-    fn abandon_orchestration_item<'a, 'b, 'async_trait>(
-        &'a self,
-        lock_token: &'b str,
-        delay: Option<Duration>,
-        ignore_attempt: bool,
-    ) -> BoxFut<'async_trait, Result<(), ProviderError>>
-    where
-        'a: 'async_trait,
-        'b: 'async_trait,
-        Self: 'async_trait,
-    {
-        // Not `async fn`: the abandon must start now, even if the returned
-        // future is dropped unpolled.
-        self.locks.release(lock_token);
-        let (inner, stats, token) = (
-            self.inner.clone(),
-            self.stats.clone(),
-            lock_token.to_string(),
-        );
-        let task = tokio::spawn(async move {
-            let r = inner
-                .abandon_orchestration_item(&token, delay, ignore_attempt)
-                .await;
-            if matches!(&r, Err(e) if is_deadlock(e)) {
-                stats.deadlock();
-            }
-            r
-        });
-        Box::pin(async move {
-            task.await
-                .unwrap_or_else(|_| Err(detached_failure("abandon_orchestration_item")))
-        })
-    }
+    // Not `async fn`: the abandon must start now, even if the returned
+    // future is dropped unpolled.
+    detached_abandon!(abandon_orchestration_item, |guard, token| {
+        guard.locks.release(token);
+    });
 
     async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
         self.note(self.inner.read(instance).await)
@@ -298,30 +305,7 @@ impl Provider for GuardedProvider {
         self.note(self.inner.cleanup_orphaned_sessions(idle_timeout).await)
     }
 
-    fn abandon_work_item<'a, 'b, 'async_trait>(
-        &'a self,
-        token: &'b str,
-        delay: Option<Duration>,
-        ignore_attempt: bool,
-    ) -> BoxFut<'async_trait, Result<(), ProviderError>>
-    where
-        'a: 'async_trait,
-        'b: 'async_trait,
-        Self: 'async_trait,
-    {
-        let (inner, stats, token) = (self.inner.clone(), self.stats.clone(), token.to_string());
-        let task = tokio::spawn(async move {
-            let r = inner.abandon_work_item(&token, delay, ignore_attempt).await;
-            if matches!(&r, Err(e) if is_deadlock(e)) {
-                stats.deadlock();
-            }
-            r
-        });
-        Box::pin(async move {
-            task.await
-                .unwrap_or_else(|_| Err(detached_failure("abandon_work_item")))
-        })
-    }
+    detached_abandon!(abandon_work_item, |_guard, _token| {});
 
     async fn renew_orchestration_item_lock(
         &self,

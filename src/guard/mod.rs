@@ -32,10 +32,11 @@ use std::time::Duration;
 use duroxide::providers::{Provider, ProviderError};
 
 use crate::options::ParsedOptions;
+use crate::runtime::RuntimeMetrics;
 use events::{EventSink, GuardEvent, GuardEvents};
 use fetch_gate::FetchGate;
 use locks::LockTracker;
-use stats::{GuardSnapshot, GuardStats, RuntimeHealth};
+use stats::{GuardStats, RuntimeHealth};
 
 /// Lock losses on one instance within this window, at least
 /// [`LOSS_THRESHOLD`] of them, are the in-process livelock signature.
@@ -153,8 +154,9 @@ impl GuardedProvider {
         .await;
     }
 
-    pub fn snapshot(&self) -> GuardSnapshot {
-        self.stats.snapshot()
+    /// `m` with the guard's counters filled in.
+    pub fn metrics(&self, m: RuntimeMetrics) -> RuntimeMetrics {
+        self.stats.apply(m)
     }
 
     pub fn health(&self, running: bool) -> RuntimeHealth {

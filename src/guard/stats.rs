@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use napi_derive::napi;
 
+use crate::runtime::RuntimeMetrics;
+
 /// How far back latency percentiles and health look.
 pub const HEALTH_WINDOW: Duration = Duration::from_secs(60);
 /// A fetch p99 above this makes the runtime `degraded`: acks queue behind
@@ -203,12 +205,13 @@ impl GuardStats {
             .insert(instance.to_string(), (Instant::now(), attempt));
     }
 
-    pub fn snapshot(&self) -> GuardSnapshot {
+    /// `m` with the guard's counters (the fields after `provider_errors`) filled in.
+    pub fn apply(&self, m: RuntimeMetrics) -> RuntimeMetrics {
         let orch = self.orch_fetch.percentiles();
         let wait = self.orch_fetch_wait.percentiles();
         let work = self.work_fetch.percentiles();
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed) as i64;
-        GuardSnapshot {
+        RuntimeMetrics {
             invalid_lock_token_acks: n(&self.invalid_lock_acks),
             work_lock_lost_acks: n(&self.work_lock_lost_acks),
             poison_dispositions: n(&self.poison),
@@ -222,6 +225,7 @@ impl GuardStats {
             work_fetch_p50_ms: work.map(|p| p.0),
             work_fetch_p99_ms: work.map(|p| p.1),
             work_fetch_samples: work.map_or(0, |p| p.2 as i64),
+            ..m
         }
     }
 
@@ -272,46 +276,6 @@ impl GuardStats {
     }
 }
 
-/// The guard's part of `runtime.metricsSnapshot()`.
-#[derive(Debug, Clone, Default)]
-pub struct GuardSnapshot {
-    pub invalid_lock_token_acks: i64,
-    pub work_lock_lost_acks: i64,
-    pub poison_dispositions: i64,
-    pub deadlock_retries: i64,
-    pub orphaned_locks_released: i64,
-    pub livelocks_detected: i64,
-    pub orch_fetch_p50_ms: Option<f64>,
-    pub orch_fetch_p99_ms: Option<f64>,
-    pub orch_fetch_samples: i64,
-    pub orch_fetch_wait_p99_ms: Option<f64>,
-    pub work_fetch_p50_ms: Option<f64>,
-    pub work_fetch_p99_ms: Option<f64>,
-    pub work_fetch_samples: i64,
-}
-
-impl GuardSnapshot {
-    /// Adds these counters to the runtime's.
-    pub fn apply(self, m: crate::runtime::RuntimeMetrics) -> crate::runtime::RuntimeMetrics {
-        crate::runtime::RuntimeMetrics {
-            invalid_lock_token_acks: self.invalid_lock_token_acks,
-            work_lock_lost_acks: self.work_lock_lost_acks,
-            poison_dispositions: self.poison_dispositions,
-            deadlock_retries: self.deadlock_retries,
-            orphaned_locks_released: self.orphaned_locks_released,
-            livelocks_detected: self.livelocks_detected,
-            orch_fetch_p50_ms: self.orch_fetch_p50_ms,
-            orch_fetch_p99_ms: self.orch_fetch_p99_ms,
-            orch_fetch_samples: self.orch_fetch_samples,
-            orch_fetch_wait_p99_ms: self.orch_fetch_wait_p99_ms,
-            work_fetch_p50_ms: self.work_fetch_p50_ms,
-            work_fetch_p99_ms: self.work_fetch_p99_ms,
-            work_fetch_samples: self.work_fetch_samples,
-            ..m
-        }
-    }
-}
-
 /// `runtime.health()`.
 #[napi(object)]
 pub struct RuntimeHealth {
@@ -357,7 +321,10 @@ mod tests {
         assert_eq!(s.invalid_lock_ack(Some("b"), 1, w), 1);
         let sustained = s.sustained_lock_losses(2, w);
         assert_eq!(sustained, vec![("a".to_string(), 2, 2)]);
-        assert_eq!(s.snapshot().invalid_lock_token_acks, 3);
+        assert_eq!(
+            s.apply(RuntimeMetrics::default()).invalid_lock_token_acks,
+            3
+        );
         assert!(s.degraded_reasons()[0].contains("Invalid lock token"));
     }
 
@@ -371,6 +338,6 @@ mod tests {
         let reasons = s.degraded_reasons();
         assert_eq!(reasons.len(), 2, "{reasons:?}");
         assert!(reasons[1].contains("'x'") && reasons[1].contains("13"));
-        assert_eq!(s.snapshot().livelocks_detected, 1);
+        assert_eq!(s.apply(RuntimeMetrics::default()).livelocks_detected, 1);
     }
 }

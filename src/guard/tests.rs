@@ -152,7 +152,7 @@ async fn a_lock_dropped_through_the_runtime_wrapper_is_released_at_the_next_fetc
     .await
     .unwrap();
     assert_eq!(refetch(&store).await, Some(("i1".to_string(), 2)));
-    assert_eq!(guard.snapshot().orphaned_locks_released, 1);
+    assert_eq!(guard.metrics(Default::default()).orphaned_locks_released, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,5 +200,5 @@ async fn stopping_releases_locks_still_held() {
     assert!(is_locked(&store).await);
     guard.stopped().await;
     assert_eq!(refetch(&store).await, Some(("i1".to_string(), 2)));
-    assert_eq!(guard.snapshot().orphaned_locks_released, 1);
+    assert_eq!(guard.metrics(Default::default()).orphaned_locks_released, 1);
 }

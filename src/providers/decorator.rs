@@ -1,14 +1,13 @@
 //! A `Provider` (and `ProviderAdmin`) decorator that runs every call of the
-//! store it wraps through a [`CallPolicy`]: retrying SQLite's transient busy
-//! errors (`sqlite_retry.rs`), or bounding how long a client call may wait for
+//! store it wraps through a [`CallPolicy`] (`call_policy.rs`): retrying
+//! Postgres calls cut off by a terminated session (`pg_retry.rs`) or SQLite's
+//! transient busy errors (`sqlite_retry.rs`), or bounding how long a client call may wait for
 //! an unreachable database (`client/bounded.rs`).
 //!
 //! Every method is delegated, including the ones with default bodies in the
 //! traits, so the wrapped store's own implementations keep running.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +20,8 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
+use super::call_policy::{run, CallPolicy};
+
 /// The store under the Postgres decorator (`pg_retry.rs`), for code that
 /// needs its concrete type: the guard reaches the Postgres pool this way.
 pub fn undecorated(provider: &Arc<dyn Provider>) -> &Arc<dyn Provider> {
@@ -29,22 +30,6 @@ pub fn undecorated(provider: &Arc<dyn Provider>) -> &Arc<dyn Provider> {
         Some(d) => undecorated(d.inner()),
         None => provider,
     }
-}
-
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// How each call of the wrapped store runs. `call` may be invoked more than
-/// once (a retry); it clones its owned arguments each time.
-pub trait CallPolicy: Send + Sync + 'static {
-    fn run<'a, T, F, Fut>(
-        &'a self,
-        op: &'static str,
-        call: F,
-    ) -> BoxFuture<'a, Result<T, ProviderError>>
-    where
-        T: Send + 'a,
-        F: Fn() -> Fut + Send + Sync + 'a,
-        Fut: Future<Output = Result<T, ProviderError>> + Send + 'a;
 }
 
 pub struct Decorated<P: CallPolicy> {
@@ -84,12 +69,11 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         poll_timeout: Duration,
         filter: Option<&DispatcherCapabilityFilter>,
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
-        self.policy
-            .run("fetch_orchestration_item", move || {
-                self.inner
-                    .fetch_orchestration_item(lock_timeout, poll_timeout, filter)
-            })
-            .await
+        run(&self.policy, "fetch_orchestration_item", move || {
+            self.inner
+                .fetch_orchestration_item(lock_timeout, poll_timeout, filter)
+        })
+        .await
     }
 
     async fn ack_orchestration_item(
@@ -109,19 +93,18 @@ impl<P: CallPolicy> Provider for Decorated<P> {
             &metadata,
             &cancelled_activities,
         );
-        self.policy
-            .run("ack_orchestration_item", move || {
-                self.inner.ack_orchestration_item(
-                    lock_token,
-                    execution_id,
-                    delta.clone(),
-                    workers.clone(),
-                    orchs.clone(),
-                    meta.clone(),
-                    cancelled.clone(),
-                )
-            })
-            .await
+        run(&self.policy, "ack_orchestration_item", move || {
+            self.inner.ack_orchestration_item(
+                lock_token,
+                execution_id,
+                delta.clone(),
+                workers.clone(),
+                orchs.clone(),
+                meta.clone(),
+                cancelled.clone(),
+            )
+        })
+        .await
     }
 
     async fn abandon_orchestration_item(
@@ -130,18 +113,15 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         delay: Option<Duration>,
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
-        self.policy
-            .run("abandon_orchestration_item", move || {
-                self.inner
-                    .abandon_orchestration_item(lock_token, delay, ignore_attempt)
-            })
-            .await
+        run(&self.policy, "abandon_orchestration_item", move || {
+            self.inner
+                .abandon_orchestration_item(lock_token, delay, ignore_attempt)
+        })
+        .await
     }
 
     async fn read(&self, instance: &str) -> Result<Vec<Event>, ProviderError> {
-        self.policy
-            .run("read", move || self.inner.read(instance))
-            .await
+        run(&self.policy, "read", move || self.inner.read(instance)).await
     }
 
     async fn read_with_execution(
@@ -149,11 +129,10 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         instance: &str,
         execution_id: u64,
     ) -> Result<Vec<Event>, ProviderError> {
-        self.policy
-            .run("read_with_execution", move || {
-                self.inner.read_with_execution(instance, execution_id)
-            })
-            .await
+        run(&self.policy, "read_with_execution", move || {
+            self.inner.read_with_execution(instance, execution_id)
+        })
+        .await
     }
 
     async fn append_with_execution(
@@ -163,21 +142,19 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         new_events: Vec<Event>,
     ) -> Result<(), ProviderError> {
         let events = &new_events;
-        self.policy
-            .run("append_with_execution", move || {
-                self.inner
-                    .append_with_execution(instance, execution_id, events.clone())
-            })
-            .await
+        run(&self.policy, "append_with_execution", move || {
+            self.inner
+                .append_with_execution(instance, execution_id, events.clone())
+        })
+        .await
     }
 
     async fn enqueue_for_worker(&self, item: WorkItem) -> Result<(), ProviderError> {
         let item = &item;
-        self.policy
-            .run("enqueue_for_worker", move || {
-                self.inner.enqueue_for_worker(item.clone())
-            })
-            .await
+        run(&self.policy, "enqueue_for_worker", move || {
+            self.inner.enqueue_for_worker(item.clone())
+        })
+        .await
     }
 
     async fn fetch_work_item(
@@ -187,12 +164,11 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         session: Option<&SessionFetchConfig>,
         tag_filter: &TagFilter,
     ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
-        self.policy
-            .run("fetch_work_item", move || {
-                self.inner
-                    .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
-            })
-            .await
+        run(&self.policy, "fetch_work_item", move || {
+            self.inner
+                .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
+        })
+        .await
     }
 
     async fn ack_work_item(
@@ -201,11 +177,10 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         completion: Option<WorkItem>,
     ) -> Result<(), ProviderError> {
         let completion = &completion;
-        self.policy
-            .run("ack_work_item", move || {
-                self.inner.ack_work_item(token, completion.clone())
-            })
-            .await
+        run(&self.policy, "ack_work_item", move || {
+            self.inner.ack_work_item(token, completion.clone())
+        })
+        .await
     }
 
     async fn renew_work_item_lock(
@@ -213,11 +188,10 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         token: &str,
         extend_for: Duration,
     ) -> Result<(), ProviderError> {
-        self.policy
-            .run("renew_work_item_lock", move || {
-                self.inner.renew_work_item_lock(token, extend_for)
-            })
-            .await
+        run(&self.policy, "renew_work_item_lock", move || {
+            self.inner.renew_work_item_lock(token, extend_for)
+        })
+        .await
     }
 
     async fn renew_session_lock(
@@ -226,23 +200,21 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         extend_for: Duration,
         idle_timeout: Duration,
     ) -> Result<usize, ProviderError> {
-        self.policy
-            .run("renew_session_lock", move || {
-                self.inner
-                    .renew_session_lock(owner_ids, extend_for, idle_timeout)
-            })
-            .await
+        run(&self.policy, "renew_session_lock", move || {
+            self.inner
+                .renew_session_lock(owner_ids, extend_for, idle_timeout)
+        })
+        .await
     }
 
     async fn cleanup_orphaned_sessions(
         &self,
         idle_timeout: Duration,
     ) -> Result<usize, ProviderError> {
-        self.policy
-            .run("cleanup_orphaned_sessions", move || {
-                self.inner.cleanup_orphaned_sessions(idle_timeout)
-            })
-            .await
+        run(&self.policy, "cleanup_orphaned_sessions", move || {
+            self.inner.cleanup_orphaned_sessions(idle_timeout)
+        })
+        .await
     }
 
     async fn abandon_work_item(
@@ -251,11 +223,10 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         delay: Option<Duration>,
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
-        self.policy
-            .run("abandon_work_item", move || {
-                self.inner.abandon_work_item(token, delay, ignore_attempt)
-            })
-            .await
+        run(&self.policy, "abandon_work_item", move || {
+            self.inner.abandon_work_item(token, delay, ignore_attempt)
+        })
+        .await
     }
 
     async fn renew_orchestration_item_lock(
@@ -263,11 +234,10 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         token: &str,
         extend_for: Duration,
     ) -> Result<(), ProviderError> {
-        self.policy
-            .run("renew_orchestration_item_lock", move || {
-                self.inner.renew_orchestration_item_lock(token, extend_for)
-            })
-            .await
+        run(&self.policy, "renew_orchestration_item_lock", move || {
+            self.inner.renew_orchestration_item_lock(token, extend_for)
+        })
+        .await
     }
 
     async fn enqueue_for_orchestrator(
@@ -276,11 +246,10 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         delay: Option<Duration>,
     ) -> Result<(), ProviderError> {
         let item = &item;
-        self.policy
-            .run("enqueue_for_orchestrator", move || {
-                self.inner.enqueue_for_orchestrator(item.clone(), delay)
-            })
-            .await
+        run(&self.policy, "enqueue_for_orchestrator", move || {
+            self.inner.enqueue_for_orchestrator(item.clone(), delay)
+        })
+        .await
     }
 
     fn as_management_capability(&self) -> Option<&dyn ProviderAdmin> {
@@ -294,11 +263,10 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         instance: &str,
         last_seen_version: u64,
     ) -> Result<Option<(Option<String>, u64)>, ProviderError> {
-        self.policy
-            .run("get_custom_status", move || {
-                self.inner.get_custom_status(instance, last_seen_version)
-            })
-            .await
+        run(&self.policy, "get_custom_status", move || {
+            self.inner.get_custom_status(instance, last_seen_version)
+        })
+        .await
     }
 
     async fn get_kv_value(
@@ -306,33 +274,30 @@ impl<P: CallPolicy> Provider for Decorated<P> {
         instance: &str,
         key: &str,
     ) -> Result<Option<String>, ProviderError> {
-        self.policy
-            .run("get_kv_value", move || {
-                self.inner.get_kv_value(instance, key)
-            })
-            .await
+        run(&self.policy, "get_kv_value", move || {
+            self.inner.get_kv_value(instance, key)
+        })
+        .await
     }
 
     async fn get_kv_all_values(
         &self,
         instance: &str,
     ) -> Result<HashMap<String, String>, ProviderError> {
-        self.policy
-            .run("get_kv_all_values", move || {
-                self.inner.get_kv_all_values(instance)
-            })
-            .await
+        run(&self.policy, "get_kv_all_values", move || {
+            self.inner.get_kv_all_values(instance)
+        })
+        .await
     }
 
     async fn get_instance_stats(
         &self,
         instance: &str,
     ) -> Result<Option<duroxide::SystemStats>, ProviderError> {
-        self.policy
-            .run("get_instance_stats", move || {
-                self.inner.get_instance_stats(instance)
-            })
-            .await
+        run(&self.policy, "get_instance_stats", move || {
+            self.inner.get_instance_stats(instance)
+        })
+        .await
     }
 }
 
@@ -341,7 +306,7 @@ impl<P: CallPolicy> Provider for Decorated<P> {
 macro_rules! admin_call {
     ($self:ident, $op:literal, |$admin:ident| $call:expr) => {{
         let $admin = $self.admin($op)?;
-        $self.policy.run($op, move || $call).await
+        run(&$self.policy, $op, move || $call).await
     }};
 }
 

@@ -1,6 +1,7 @@
 //! Storage providers. `NativeProvider` is the one native handle JS holds for
 //! any backend; `sqlite.rs` and `postgres.rs` are its constructors.
 
+pub mod call_policy;
 pub mod decorator;
 pub mod pg_retry;
 pub mod postgres;

@@ -15,14 +15,14 @@
 //! [`BUDGET`], then hand the error to the runtime. I/O errors are left alone:
 //! duroxide-pg already marks them retryable and the runtime retries them.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use duroxide::providers::{Provider, ProviderError};
 
-use super::decorator::{BoxFuture, CallPolicy, Decorated};
+use super::call_policy::{backoff, CallPolicy};
+use super::decorator::Decorated;
 
 pub const BUDGET: Duration = Duration::from_secs(10);
 const FIRST_PAUSE: Duration = Duration::from_millis(20);
@@ -54,39 +54,29 @@ impl TerminatedRetry {
 }
 
 impl CallPolicy for TerminatedRetry {
-    fn run<'a, T, F, Fut>(
-        &'a self,
-        op: &'static str,
-        call: F,
-    ) -> BoxFuture<'a, Result<T, ProviderError>>
-    where
-        T: Send + 'a,
-        F: Fn() -> Fut + Send + Sync + 'a,
-        Fut: Future<Output = Result<T, ProviderError>> + Send + 'a,
-    {
-        Box::pin(async move {
-            let started = Instant::now();
-            let mut pause = FIRST_PAUSE;
-            loop {
-                match call().await {
-                    Err(e) if is_terminated(&e) && started.elapsed() < BUDGET => {
-                        self.retries.fetch_add(1, Ordering::Relaxed);
-                        // Once per call: a restart would otherwise log every pause.
-                        if pause == FIRST_PAUSE {
-                            tracing::warn!(
-                                target: "duroxide_node::postgres",
-                                operation = op,
-                                error = %e,
-                                "the Postgres session running {op} was terminated; running it again on another connection"
-                            );
-                        }
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(MAX_PAUSE);
-                    }
-                    other => return other,
-                }
-            }
-        })
+    fn is_transient(&self, err: &ProviderError) -> bool {
+        is_terminated(err)
+    }
+
+    fn budget(&self) -> Duration {
+        BUDGET
+    }
+
+    fn pause(&self, retry: u32) -> Duration {
+        backoff(FIRST_PAUSE, MAX_PAUSE, retry)
+    }
+
+    fn retrying(&self, op: &'static str, err: &ProviderError, retry: u32) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+        // Once per call: a restart would otherwise log every pause.
+        if retry == 0 {
+            tracing::warn!(
+                target: "duroxide_node::postgres",
+                operation = op,
+                error = %err,
+                "the Postgres session running {op} was terminated; running it again on another connection"
+            );
+        }
     }
 }
 
@@ -98,25 +88,25 @@ pub fn with_terminated_retry(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::call_policy::run;
     use std::sync::atomic::AtomicU32;
 
     #[tokio::test]
     async fn a_terminated_statement_runs_again() {
         let policy = TerminatedRetry::default();
         let calls = AtomicU32::new(0);
-        let r: Result<u32, ProviderError> = policy
-            .run("ack_orchestration_item", || async {
-                if calls.fetch_add(1, Ordering::SeqCst) == 0 {
-                    Err(ProviderError::permanent(
-                        "ack_orchestration_item",
-                        "Database error: error returned from database: terminating connection \
+        let r: Result<u32, ProviderError> = run(&policy, "ack_orchestration_item", || async {
+            if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                Err(ProviderError::permanent(
+                    "ack_orchestration_item",
+                    "Database error: error returned from database: terminating connection \
                          due to administrator command",
-                    ))
-                } else {
-                    Ok(7)
-                }
-            })
-            .await;
+                ))
+            } else {
+                Ok(7)
+            }
+        })
+        .await;
         assert_eq!(r.unwrap(), 7);
         assert_eq!(policy.retries(), 1);
     }
@@ -125,15 +115,14 @@ mod tests {
     async fn other_errors_are_not_retried() {
         let policy = TerminatedRetry::default();
         let calls = AtomicU32::new(0);
-        let r: Result<(), ProviderError> = policy
-            .run("ack_orchestration_item", || async {
-                calls.fetch_add(1, Ordering::SeqCst);
-                Err(ProviderError::permanent(
-                    "ack_orchestration_item",
-                    "Invalid lock token",
-                ))
-            })
-            .await;
+        let r: Result<(), ProviderError> = run(&policy, "ack_orchestration_item", || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(ProviderError::permanent(
+                "ack_orchestration_item",
+                "Invalid lock token",
+            ))
+        })
+        .await;
         assert!(r.is_err());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }

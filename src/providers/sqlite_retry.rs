@@ -15,14 +15,14 @@
 //! sqlx drops it), so running the whole call again is safe. We retry for up to
 //! [`BUDGET`], with short jittered pauses, then hand the error to the runtime.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use duroxide::providers::{Provider, ProviderError};
 
-use super::decorator::{BoxFuture, CallPolicy, Decorated};
+use super::call_policy::{backoff, CallPolicy};
+use super::decorator::Decorated;
 
 /// How long one call keeps retrying busy errors before the runtime sees one.
 pub const BUDGET: Duration = Duration::from_secs(5);
@@ -49,11 +49,19 @@ impl BusyRetry {
     pub fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
     }
+}
 
-    fn pause(&self, attempt: u32) -> Duration {
-        let base = FIRST_PAUSE
-            .saturating_mul(1 << attempt.min(5))
-            .min(MAX_PAUSE);
+impl CallPolicy for BusyRetry {
+    fn is_transient(&self, err: &ProviderError) -> bool {
+        is_busy(err)
+    }
+
+    fn budget(&self) -> Duration {
+        BUDGET
+    }
+
+    fn pause(&self, retry: u32) -> Duration {
+        let base = backoff(FIRST_PAUSE, MAX_PAUSE, retry);
         let x = self
             .seed
             .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
@@ -61,43 +69,19 @@ impl BusyRetry {
         let jitter = (x >> 40) % (base.as_micros() as u64 + 1);
         base / 2 + Duration::from_micros(jitter / 2)
     }
-}
 
-impl CallPolicy for BusyRetry {
-    fn run<'a, T, F, Fut>(
-        &'a self,
-        op: &'static str,
-        call: F,
-    ) -> BoxFuture<'a, Result<T, ProviderError>>
-    where
-        T: Send + 'a,
-        F: Fn() -> Fut + Send + Sync + 'a,
-        Fut: Future<Output = Result<T, ProviderError>> + Send + 'a,
-    {
-        Box::pin(async move {
-            let started = Instant::now();
-            let mut attempt = 0u32;
-            loop {
-                match call().await {
-                    Err(e) if is_busy(&e) && started.elapsed() < BUDGET => {
-                        self.retries.fetch_add(1, Ordering::Relaxed);
-                        tokio::time::sleep(self.pause(attempt)).await;
-                        attempt = attempt.saturating_add(1);
-                    }
-                    Err(e) if is_busy(&e) => {
-                        tracing::warn!(
-                            target: "duroxide_node::sqlite",
-                            operation = op,
-                            retries = attempt,
-                            "SQLite stayed busy for {} ms; handing the error to the runtime",
-                            BUDGET.as_millis()
-                        );
-                        return Err(e);
-                    }
-                    other => return other,
-                }
-            }
-        })
+    fn retrying(&self, _op: &'static str, _err: &ProviderError, _retry: u32) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn giving_up(&self, op: &'static str, _err: &ProviderError, retries: u32) {
+        tracing::warn!(
+            target: "duroxide_node::sqlite",
+            operation = op,
+            retries,
+            "SQLite stayed busy for {} ms; handing the error to the runtime",
+            BUDGET.as_millis()
+        );
     }
 }
 
@@ -109,6 +93,7 @@ pub fn with_busy_retry(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::call_policy::run;
     use std::sync::atomic::AtomicU32;
 
     fn busy() -> ProviderError {
@@ -122,16 +107,15 @@ mod tests {
     async fn busy_errors_are_retried_until_the_call_succeeds() {
         let policy = BusyRetry::default();
         let calls = AtomicU32::new(0);
-        let r: Result<u32, ProviderError> = policy
-            .run("ack_orchestration_item", || async {
-                let n = calls.fetch_add(1, Ordering::SeqCst);
-                if n < 3 {
-                    Err(busy())
-                } else {
-                    Ok(n)
-                }
-            })
-            .await;
+        let r: Result<u32, ProviderError> = run(&policy, "ack_orchestration_item", || async {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            if n < 3 {
+                Err(busy())
+            } else {
+                Ok(n)
+            }
+        })
+        .await;
         assert_eq!(r.unwrap(), 3);
         assert_eq!(policy.retries(), 3);
     }
@@ -140,12 +124,11 @@ mod tests {
     async fn other_errors_are_returned_at_once() {
         let policy = BusyRetry::default();
         let calls = AtomicU32::new(0);
-        let r: Result<(), ProviderError> = policy
-            .run("read", || async {
-                calls.fetch_add(1, Ordering::SeqCst);
-                Err(ProviderError::permanent("read", "no such table"))
-            })
-            .await;
+        let r: Result<(), ProviderError> = run(&policy, "read", || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(ProviderError::permanent("read", "no such table"))
+        })
+        .await;
         assert!(r.is_err());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(!is_busy(&ProviderError::retryable("x", "connection reset")));
