@@ -4,7 +4,7 @@
 // twice; nothing commits twice and everything completes after the block.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { Worker, pgFleet, historyOf, historyProblems, waitAll, report } = require('./harness')
+const { Worker, pgFleet, report, completionProblems } = require('./harness')
 
 const BLOCK_MS = 3500
 
@@ -41,15 +41,7 @@ for (const { lockMs, extra } of VARIANTS) {
     a.send({ type: 'block', ms: BLOCK_MS })
     await a.waitFor('unblocked', BLOCK_MS + 60000)
 
-    const statuses = await waitAll(client, [...expected.keys()], 120000)
-    const problems = []
-    for (const [id, want] of expected) {
-      const s = statuses.get(id)
-      if (s.status !== 'Completed') problems.push(`${id}: ${s.status} ${s.error ?? ''}`)
-      else assert.deepEqual(s.output, want, id)
-      problems.push(...historyProblems(id, await historyOf(client, pg.schema, id), want.length))
-    }
-    assert.deepEqual(problems, [])
+    assert.deepEqual(await completionProblems(client, pg.schema, expected), [])
 
     const refused = a.grep(/Invalid lock token/).length
     const lost = a.messages.filter((m) => m.type === 'runtime-event' && m.name === 'lockLost').length

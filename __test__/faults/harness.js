@@ -2,6 +2,7 @@
 // Parent-side helpers of the fault suite: fleet members as child processes
 // (killed with the test if it fails), effect files, and history checks.
 const fs = require('node:fs')
+const { isDeepStrictEqual } = require('node:util')
 const os = require('node:os')
 const path = require('node:path')
 const { fork, execFile, spawn } = require('node:child_process')
@@ -193,6 +194,24 @@ function historyProblems(instanceId, events, activities) {
   return problems
 }
 
+/**
+ * Waits for every instance of `expected` (Map id -> expected output) and
+ * returns the problems: not Completed, a different output, or a history that
+ * fails historyProblems. `extra(id, want, events)` may add more per instance.
+ */
+async function completionProblems(client, schema, expected, extra = () => []) {
+  const statuses = await waitAll(client, [...expected.keys()], 120000)
+  const problems = []
+  for (const [id, want] of expected) {
+    const s = statuses.get(id)
+    if (s.status !== 'Completed') problems.push(`${id}: ${s.status} ${s.error ?? ''}`)
+    else if (!isDeepStrictEqual(s.output, want)) problems.push(`${id}: output ${JSON.stringify(s.output)}, expected ${JSON.stringify(want)}`)
+    const events = await historyOf(client, schema, id)
+    problems.push(...historyProblems(id, events, want.length), ...extra(id, want, events))
+  }
+  return problems
+}
+
 /** Waits for every instance to be terminal; returns Map(id -> status). */
 async function waitAll(client, ids, timeoutMs = 120000) {
   const out = new Map()
@@ -261,4 +280,4 @@ function slope(xs, ys) {
   return den === 0 ? 0 : num / den
 }
 
-module.exports = { Worker, SOAK, firstMessage, psqlAsync, holdInstanceLock, effectsDir, pgFleet, historyOf, historyProblems, waitAll, slope, report }
+module.exports = { Worker, SOAK, firstMessage, psqlAsync, holdInstanceLock, effectsDir, pgFleet, historyOf, historyProblems, completionProblems, waitAll, slope, report }

@@ -14,7 +14,7 @@ const fs = require('node:fs')
 const { execFileSync } = require('node:child_process')
 const { pgSchema, psql, eventually, sleep, DATABASE_URL, Client } = require('../helpers')
 const { PostgresProvider } = require('../..')
-const { Worker, effectsDir, historyOf, historyProblems, waitAll, holdInstanceLock, report } = require('./harness')
+const { Worker, effectsDir, historyOf, historyProblems, holdInstanceLock, report, completionProblems } = require('./harness')
 
 // The bound of a client call (src/client/bounded.rs) plus scheduling slack.
 const CLIENT_BOUND_MS = 10000 + 5000
@@ -52,15 +52,7 @@ function memberConfig(pg, fx, app) {
 }
 
 async function verify(client, schema, expected) {
-  const statuses = await waitAll(client, [...expected.keys()], 120000)
-  const problems = []
-  for (const [id, want] of expected) {
-    const s = statuses.get(id)
-    if (s.status !== 'Completed') problems.push(`${id}: ${s.status} ${s.error ?? ''}`)
-    else if (JSON.stringify(s.output) !== JSON.stringify(want)) problems.push(`${id}: ${JSON.stringify(s.output)}`)
-    problems.push(...historyProblems(id, await historyOf(client, schema, id), want.length))
-  }
-  assert.deepEqual(problems, [])
+  assert.deepEqual(await completionProblems(client, schema, expected), [])
 }
 
 async function startChains(client, prefix, count, expected) {

@@ -6,7 +6,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { pgSchema, Client } = require('../helpers')
-const { Worker, effectsDir, historyOf, historyProblems, waitAll, report } = require('./harness')
+const { Worker, effectsDir, report, completionProblems } = require('./harness')
 const { readEffects } = require('./workers/catalog')
 
 // What shutdown may take beyond its timeout: aborting the dispatchers and
@@ -14,19 +14,14 @@ const { readEffects } = require('./workers/catalog')
 const MARGIN_MS = 2000
 
 async function verifyExactlyOnce(client, schema, fx, expected) {
-  const statuses = await waitAll(client, [...expected.keys()], 120000)
-  const problems = []
-  for (const [id, want] of expected) {
-    const s = statuses.get(id)
-    if (s.status !== 'Completed') problems.push(`${id}: ${s.status} ${s.error ?? ''}`)
-    else assert.deepEqual(s.output, want, id)
-    const events = await historyOf(client, schema, id)
-    problems.push(...historyProblems(id, events, want.length))
+  const problems = await completionProblems(client, schema, expected, (id, want, events) => {
+    const more = []
     const done = events.filter((e) => e.kind === 'OrchestrationCompleted').length
-    if (done !== 1) problems.push(`${id}: ${done} OrchestrationCompleted events`)
+    if (done !== 1) more.push(`${id}: ${done} OrchestrationCompleted events`)
     const keys = new Set(readEffects(fx, id).map((e) => e.k))
-    for (const o of want) if (!keys.has(o.replace(':done', ''))) problems.push(`${id}: side effect ${o} missing`)
-  }
+    for (const o of want) if (!keys.has(o.replace(':done', ''))) more.push(`${id}: side effect ${o} missing`)
+    return more
+  })
   assert.deepEqual(problems, [])
 }
 
