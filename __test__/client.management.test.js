@@ -191,12 +191,12 @@ for (const [kind, open] of backends) {
       const startData = JSON.parse(started.data)
       assert.equal(startData.name, 'Main')
       assert.equal(startData.version, '1.0.0')
-      assert.equal(startData.input, '"hi"')
-      assert.deepEqual(JSON.parse(scheduled.data), { name: 'Echo', input: '"hi"' })
-      assert.deepEqual(JSON.parse(completed.data), { result: '"hi"' })
+      assert.equal(startData.input, 'hi')
+      assert.deepEqual(JSON.parse(scheduled.data), { name: 'Echo', input: 'hi' })
+      assert.deepEqual(JSON.parse(completed.data), 'hi')
       assert.equal(JSON.parse(subScheduled.data).instance, ids.child)
-      assert.deepEqual(JSON.parse(subCompleted.data), { result: '42' })
-      assert.deepEqual(JSON.parse(JSON.parse(done.data).output), { echoed: 'hi', doubled: 42 })
+      assert.deepEqual(JSON.parse(subCompleted.data), 42)
+      assert.deepEqual(JSON.parse(done.data), { echoed: 'hi', doubled: 42 })
     })
 
     test('readExecutionHistory of a continued execution and of nothing', async () => {

@@ -37,17 +37,28 @@ test('a lock timeout under 2 s is refused, explaining that renewal cannot keep u
   rejects({ sessionLockTimeoutMs: 1999, sessionIdleTimeoutMs: 300000 }, /sessionLockTimeoutMs must be >= 2000/)
 })
 
-test('a renewal buffer not smaller than its timeout is refused, naming both values', () => {
+test('an explicit renewal buffer not smaller than a timeout of 15 s or more is refused, naming both values', () => {
   rejects(
-    { orchestratorLockTimeoutMs: 4000, orchestratorLockRenewalBufferMs: 4000 },
+    { orchestratorLockTimeoutMs: 20000, orchestratorLockRenewalBufferMs: 20000 },
     /orchestratorLockRenewalBufferMs must be smaller than orchestratorLockTimeoutMs/,
-    /orchestratorLockRenewalBufferMs 4000 with orchestratorLockTimeoutMs 4000/,
-    /meaningless/,
+    /orchestratorLockRenewalBufferMs 20000 with orchestratorLockTimeoutMs 20000/,
+    /renews at timeout - buffer/,
   )
-  rejects(
-    { workerLockTimeoutMs: 3000 },
-    /workerLockRenewalBufferMs 5000 \(the default\) with workerLockTimeoutMs 3000/,
-  )
+})
+
+// Regression: short leases with the default buffer were refused, breaking
+// existing fleets and tests; duroxide ignores the buffer under 15 s.
+test('short leases with the default renewal buffer are accepted and renew at half the timeout', () => {
+  for (const [options, expected] of [
+    [{ workerLockTimeoutMs: 2000 }, { worker: 1000 }],
+    [{ workerLockTimeoutMs: 3000 }, { worker: 2000 }],
+    [{ orchestratorLockTimeoutMs: 2500 }, { orchestrator: 2000 }],
+    [{ orchestratorLockTimeoutMs: 4000, orchestratorLockRenewalBufferMs: 4000 }, { orchestrator: 2000 }],
+    [{ workerLockTimeoutMs: 20000, workerLockRenewalBufferMs: 4000 }, { worker: 16000 }],
+  ]) {
+    const eff = new Runtime(pg.provider, options).effectiveOptions()
+    for (const [kind, ms] of Object.entries(expected)) assert.equal(eff.lockRenewalIntervalsMs[kind], ms, JSON.stringify(options))
+  }
 })
 
 test('allowUnrenewableLocks: true lets tests choose leases that expire', async () => {

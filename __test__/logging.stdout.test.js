@@ -59,8 +59,28 @@ for (const [kind] of backends) {
   })
 }
 
-test("logLevel 'off' silences the traces", async (t) => {
+const LOG_LINE = /\b(ERROR|WARN|INFO|DEBUG|TRACE)\b/
+
+// Regression: with logLevel 'off', duroxide's own WARN lines still printed.
+test("logLevel 'off' silences every runtime log line, the runtime's own warnings included", async (t) => {
   const { stdout, stderr } = await runChild(await target(t, 'sqlite'), { logLevel: 'off' })
   assert.equal(stdout, EXPECTED_STDOUT)
   for (const trace of TRACES) assert.ok(!stderr.includes(trace), `stderr has ${trace}`)
+  assert.deepEqual(stderr.split('\n').filter((l) => LOG_LINE.test(l)), [])
+})
+
+test("logLevel 'error' shows errors only", async (t) => {
+  const { stderr } = await runChild(await target(t, 'sqlite'), { logLevel: 'error' })
+  const lines = stderr.split('\n').filter((l) => LOG_LINE.test(l))
+  assert.ok(lines.some((l) => l.includes('orchestration-trace-error')), stderr.slice(0, 2000))
+  assert.deepEqual(lines.filter((l) => !/\bERROR\b/.test(l)), [])
+})
+
+// A caught activity failure is the application's business, not an operator's:
+// at the default level it is logged at INFO, and WARN stays for what needs a look.
+test('a handled activity failure is logged at INFO, not WARN', async (t) => {
+  const { stderr } = await runChild(await target(t, 'sqlite'), {})
+  const about = stderr.split('\n').filter((l) => l.includes('activity-failure-for-the-log'))
+  assert.ok(about.some((l) => /\bINFO\b/.test(l)), stderr.slice(0, 2000))
+  assert.deepEqual(about.filter((l) => /\bWARN\b/.test(l)), [])
 })

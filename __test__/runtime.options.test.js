@@ -63,8 +63,8 @@ test('an unknown option is refused, naming it and suggesting the nearest valid n
 
 test('wrong types, negatives, zero concurrency and non-integers are refused, naming the field and value', async () => {
   await rejects({ workerConcurrency: '2' }, /workerConcurrency/, /'2'/)
-  await rejects({ orchestrationConcurrency: 0 }, /orchestrationConcurrency/, /got 0/)
-  await rejects({ workerConcurrency: 0 }, /workerConcurrency/, /got 0/)
+  await rejects({ orchestrationConcurrency: -1 }, /orchestrationConcurrency/, /got -1/)
+  await rejects({ orchestrationConcurrency: 0, workerConcurrency: 0 }, /both 0/)
   await rejects({ maxSessionsPerRuntime: 1.5 }, /maxSessionsPerRuntime/, /1\.5/)
   await rejects({ dispatcherPollIntervalMs: -1 }, /dispatcherPollIntervalMs/, /-1/)
   await rejects({ maxAttempts: 0 }, /maxAttempts/, /got 0/)
@@ -88,10 +88,15 @@ test('unknown enum strings and too many tags are refused', async () => {
   await rejects({ workerTagFilter: { tags: [''] } }, /workerTagFilter\.tags\[0\]/)
 })
 
-test('a renewal buffer not smaller than its lock timeout is refused, naming both', async () => {
-  await rejects({ orchestratorLockTimeoutMs: 3000, orchestratorLockRenewalBufferMs: 3000 }, /orchestratorLockRenewalBufferMs must be smaller than orchestratorLockTimeoutMs/)
-  await rejects({ workerLockTimeoutMs: 4000 }, /workerLockRenewalBufferMs 5000 \(the default\) with workerLockTimeoutMs 4000/)
+test('leases the crate cannot honour are refused, naming both values; the ones it can are not', async () => {
+  await rejects({ orchestratorLockTimeoutMs: 30000, orchestratorLockRenewalBufferMs: 30000 }, /orchestratorLockRenewalBufferMs must be smaller than orchestratorLockTimeoutMs/)
   await rejects({ orchestratorLockTimeoutMs: 500 }, /orchestratorLockTimeoutMs must be >= 2000 unless allowUnrenewableLocks/)
+  // Under 15 s the buffer is ignored by duroxide, so neither of these is an error.
+  assert.equal(new Runtime(await provider(), { workerLockTimeoutMs: 4000 }).effectiveOptions().lockRenewalIntervalsMs.worker, 2000)
+  assert.equal(
+    new Runtime(await provider(), { orchestratorLockTimeoutMs: 3000, orchestratorLockRenewalBufferMs: 3000 }).effectiveOptions().lockRenewalIntervalsMs.orchestrator,
+    2000,
+  )
 })
 
 test('effectiveOptions() lists every option with its default, before and after start', async () => {
@@ -166,6 +171,40 @@ for (const [kind, open] of backends) {
     await client.startOrchestration(id, 'Route')
     const s = await client.waitForOrchestration(id, 20000)
     assert.deepEqual(s.output, [{ ok: 'gpu:gpu' }, { ok: 'mixed:fpga' }, { ok: 'mixed:null' }])
+  })
+}
+
+// Regression: `orchestrationConcurrency: 0` (a worker-only pod) and
+// `workerConcurrency: 0` (an orchestrator-only one) were refused.
+for (const [kind, open] of backends) {
+  test(`a worker-only and an orchestrator-only runtime split the work between them (${kind})`, async (t) => {
+    const store = await openStore(open)
+    const runtimes = []
+    t.after(async () => {
+      for (const rt of runtimes) await rt.shutdown(0)
+      await store.release()
+    })
+    const makeWith = async (pod, options) => {
+      const rt = new Runtime(store.provider, { ...FAST, ...options })
+      rt.registerActivity('Where', async () => pod)
+      rt.registerOrchestration('Split', function* (ctx) {
+        const a = yield ctx.scheduleActivity('Where')
+        const b = yield ctx.scheduleActivity('Where').withTag('gpu')
+        return { orchestratedBy: pod, untagged: a, gpu: b }
+      })
+      await rt.start()
+      runtimes.push(rt)
+      return rt
+    }
+    const orchestrator = await makeWith('orchestrator-pod', { workerConcurrency: 0 })
+    const worker = await makeWith('worker-pod', { orchestrationConcurrency: 0, workerTagFilter: { defaultAnd: ['gpu'] } })
+    assert.equal(orchestrator.effectiveOptions().workerConcurrency, 0)
+    assert.equal(worker.effectiveOptions().orchestrationConcurrency, 0)
+    const client = new Client(store.provider)
+    const id = uniqueName('split')
+    await client.startOrchestration(id, 'Split')
+    const s = await client.waitForOrchestration(id, 20000)
+    assert.deepEqual(s.output, { orchestratedBy: 'orchestrator-pod', untagged: 'worker-pod', gpu: 'worker-pod' })
   })
 }
 

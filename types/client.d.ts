@@ -99,7 +99,14 @@ export interface HistoryEvent {
   sourceEventId?: number
   /** Epoch ms when the event was recorded. */
   timestampMs: number
-  /** The event's fields as a JSON object string; absent for kinds without fields. */
+  /**
+   * JSON text with user payloads embedded as values: `OrchestrationStarted`
+   * `{name, version, input}`, `ActivityScheduled` `{name, input}`,
+   * `SubOrchestrationScheduled` `{name, instance, input}`, completions the
+   * result itself, failures the crate's error details, timers `{fireAtMs}`,
+   * subscriptions `{name}`, events `{name, data}`,
+   * `QueueSubscriptionCancelled` `{reason}`; absent for other kinds.
+   */
   data?: string
 }
 

@@ -31,15 +31,24 @@ export type WorkerTagFilter =
  * Options of `new Runtime(provider, options)`. Every field is optional: an
  * omitted or `undefined` field keeps the crate default. Durations are integer
  * milliseconds. Anything invalid (an unknown name, a wrong type, a negative
- * or fractional number, an unknown enum string, too many tags, a renewal
- * buffer not smaller than its lock timeout) throws an `InvalidOptionError`
+ * or fractional number, an unknown enum string, too many tags, both
+ * concurrencies 0, an explicit renewal buffer not smaller than a lock
+ * timeout of 15 s or more) throws an `InvalidOptionError`
  * (`ERR_INVALID_OPTION`) from the constructor, naming the field; nothing is
  * clamped or coerced.
  */
 export interface RuntimeOptions {
-  /** Orchestration dispatcher slots: how many orchestration turns run at once. Integer >= 1. Default 2. */
+  /**
+   * Orchestration dispatcher slots: how many orchestration turns run at once.
+   * Integer >= 0; 0 makes a worker-only runtime (dedicated activity pods).
+   * Not 0 together with `workerConcurrency`. Default 2.
+   */
   orchestrationConcurrency?: number | undefined
-  /** Activity worker slots: how many activities run at once. Integer >= 1. Default 2. */
+  /**
+   * Activity worker slots: how many activities run at once. Integer >= 0; 0
+   * makes an orchestrator-only runtime. Not 0 together with
+   * `orchestrationConcurrency`. Default 2.
+   */
   workerConcurrency?: number | undefined
   /**
    * Minimum idle polling cycle of a dispatcher, in ms: when the provider
@@ -58,8 +67,8 @@ export interface RuntimeOptions {
   orchestratorLockTimeoutMs?: number | undefined
   /**
    * How long before the orchestration lock expires it is renewed, in ms
-   * (used for timeouts >= 15 s; shorter timeouts renew at half the timeout).
-   * Must be smaller than `orchestratorLockTimeoutMs`. Default 2000.
+   * (used for timeouts >= 15 s, where it must be smaller than the timeout;
+   * shorter timeouts renew at half the timeout and ignore it). Default 2000.
    */
   orchestratorLockRenewalBufferMs?: number | undefined
   /**
@@ -69,9 +78,17 @@ export interface RuntimeOptions {
   workerLockTimeoutMs?: number | undefined
   /**
    * How long before the activity lock expires it is renewed, in ms (used for
-   * timeouts >= 15 s). Must be smaller than `workerLockTimeoutMs`. Default 5000.
+   * timeouts >= 15 s, where it must be smaller than the timeout; shorter
+   * timeouts renew at half the timeout and ignore it). Default 5000.
    */
   workerLockRenewalBufferMs?: number | undefined
+  /**
+   * Derived, read-only: the renewal interval in force for each kind of lock
+   * (`timeout - buffer` from 15 s on, else half the timeout rounded up to whole
+   * seconds, at least 1 s), as `effectiveOptions()` reports it. Accepted back
+   * only unchanged, so `new Runtime(p, rt.effectiveOptions())` works.
+   */
+  lockRenewalIntervalsMs?: { orchestrator: number; worker: number; session: number } | undefined
   /**
    * Fetch attempts after which a message is poison: its orchestration or
    * activity fails with a poison error instead of being retried forever.
@@ -99,7 +116,7 @@ export interface RuntimeOptions {
   supportedReplayVersions?: { min: string; max: string } | null | undefined
   /** Heartbeat lease of an owned session, in ms; a crashed worker's sessions become claimable after it. Must be >= 2000 unless `allowUnrenewableLocks`. Default 30000. */
   sessionLockTimeoutMs?: number | undefined
-  /** How long before a session lease expires it is renewed, in ms. Must be smaller than `sessionLockTimeoutMs`. Default 5000. */
+  /** How long before a session lease expires it is renewed, in ms (used for timeouts >= 15 s, where it must be smaller than the timeout). Default 5000. */
   sessionLockRenewalBufferMs?: number | undefined
   /**
    * How long a session stays pinned to this runtime after its last activity,

@@ -8,6 +8,7 @@
 use duroxide::{ClientError, Event, EventKind};
 use napi_derive::napi;
 
+use super::history::event_data;
 use super::{require_id, NativeClient};
 use crate::errors::{BridgeError, BridgeResult};
 
@@ -62,7 +63,8 @@ pub struct HistoryEvent {
     pub source_event_id: Option<i64>,
     /// Epoch milliseconds when the event was recorded.
     pub timestamp_ms: i64,
-    /// The variant's fields as a JSON object string; absent for fieldless kinds.
+    /// The event's fields as JSON text, user payloads embedded as JSON values
+    /// (shapes per kind in `history.rs`); absent for kinds without data.
     pub data: Option<String>,
 }
 
@@ -148,17 +150,6 @@ fn kind_name(kind: &EventKind) -> &'static str {
         K::KeyValueSet { .. } => "KeyValueSet",
         K::KeyValueCleared { .. } => "KeyValueCleared",
         K::KeyValuesCleared => "KeyValuesCleared",
-    }
-}
-
-/// The variant's fields as a JSON object (serde's `type` tag removed).
-fn event_data(kind: &EventKind) -> Option<String> {
-    match serde_json::to_value(kind) {
-        Ok(serde_json::Value::Object(mut map)) => {
-            map.remove("type");
-            (!map.is_empty()).then(|| serde_json::Value::Object(map).to_string())
-        }
-        _ => None,
     }
 }
 
@@ -376,11 +367,10 @@ mod tests {
         assert_eq!(h.event_id, 3);
         assert_eq!(h.source_event_id, Some(2));
         let data: serde_json::Value = serde_json::from_str(h.data.as_deref().unwrap()).unwrap();
-        assert_eq!(data, serde_json::json!({ "result": "\"ok\"" }));
+        assert_eq!(data, serde_json::json!("ok"));
 
         let q = EventKind::QueueSubscribed { name: "q".into() };
         assert_eq!(kind_name(&q), "QueueSubscribed");
-        assert_eq!(event_data(&EventKind::KeyValuesCleared), None);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! that is down.
 
 mod bounded;
+mod history;
 mod kv;
 mod management;
 mod retention;

@@ -9,6 +9,7 @@ use duroxide::TagFilter;
 use serde_json::{json, Value};
 
 use super::fields::ms_of;
+use super::leases::renewal_intervals_json;
 use super::BindingOptions;
 
 /// Tags sorted so the same set always renders the same way.
@@ -38,6 +39,7 @@ pub(super) fn effective_json(rt: &RuntimeOptions, b: &BindingOptions) -> Value {
         "orchestratorLockRenewalBufferMs": ms_of(rt.orchestrator_lock_renewal_buffer),
         "workerLockTimeoutMs": ms_of(rt.worker_lock_timeout),
         "workerLockRenewalBufferMs": ms_of(rt.worker_lock_renewal_buffer),
+        "lockRenewalIntervalsMs": renewal_intervals_json(rt),
         "maxAttempts": rt.max_attempts,
         "activityCancellationGracePeriodMs": ms_of(rt.activity_cancellation_grace_period),
         "unregisteredBackoff": {

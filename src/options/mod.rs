@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use self::effective::effective_json;
 use self::fields::{invalid, show, Fields, MAX_SAFE_INTEGER};
-use self::leases::check_leases;
+use self::leases::{check_leases, check_renewal_echo};
 use self::structured::{
     parse_backoff, parse_log_format, parse_log_level, parse_replay_versions, parse_tag_filter,
 };
@@ -57,7 +57,7 @@ pub struct ParsedOptions {
 #[derive(Debug, Clone)]
 pub struct BindingOptions {
     /// `allowUnrenewableLocks` (default false): lets lock timeouts under 2000 ms,
-    /// and renewal buffers not smaller than their timeout, through validation
+    /// and explicitly set renewal buffers not smaller than a timeout of 15 s or more, through validation
     /// (for tests that want leases to expire). The sessionIdleTimeoutMs rule still holds.
     pub allow_unrenewable_locks: bool,
     /// `maxConcurrentOrchestrationFetches` (default 1, integer >= 1).
@@ -78,6 +78,7 @@ const OPTION_NAMES: &[&str] = &[
     "orchestratorLockRenewalBufferMs",
     "workerLockTimeoutMs",
     "workerLockRenewalBufferMs",
+    "lockRenewalIntervalsMs",
     "maxAttempts",
     "activityCancellationGracePeriodMs",
     "unregisteredBackoff",
@@ -130,12 +131,14 @@ pub fn parse_runtime_options(value: Option<&Value>) -> BridgeResult<ParsedOption
             d.dispatcher_long_poll_timeout,
             0,
         )?,
+        // 0 means no dispatcher of that kind (duroxide spawns one per slot):
+        // worker-only and orchestrator-only runtimes.
         orchestration_concurrency: o.count(
             "orchestrationConcurrency",
             d.orchestration_concurrency,
-            1,
+            0,
         )?,
-        worker_concurrency: o.count("workerConcurrency", d.worker_concurrency, 1)?,
+        worker_concurrency: o.count("workerConcurrency", d.worker_concurrency, 0)?,
         orchestrator_lock_timeout: o.ms(
             "orchestratorLockTimeoutMs",
             d.orchestrator_lock_timeout,
@@ -205,7 +208,15 @@ pub fn parse_runtime_options(value: Option<&Value>) -> BridgeResult<ParsedOption
             " (milliseconds)",
         )?,
     };
+    if runtime.orchestration_concurrency == 0 && runtime.worker_concurrency == 0 {
+        return Err(invalid(
+            "orchestrationConcurrency and workerConcurrency are both 0: the runtime would \
+             dispatch nothing; set at least one of them above 0"
+                .to_string(),
+        ));
+    }
     check_leases(&runtime, &binding, &o)?;
+    check_renewal_echo(&runtime, &o)?;
     let effective = effective_json(&runtime, &binding);
     Ok(ParsedOptions {
         runtime,

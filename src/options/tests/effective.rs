@@ -18,6 +18,7 @@ fn effective_lists_every_js_name_with_defaults() {
         "dispatcherPollIntervalMs": 100, "dispatcherLongPollTimeoutMs": 30000,
         "orchestratorLockTimeoutMs": 5000, "orchestratorLockRenewalBufferMs": 2000,
         "workerLockTimeoutMs": 30000, "workerLockRenewalBufferMs": 5000,
+        "lockRenewalIntervalsMs": { "orchestrator": 3000, "worker": 25000, "session": 25000 },
         "maxAttempts": 10, "activityCancellationGracePeriodMs": 10000,
         "unregisteredBackoff": { "baseDelayMs": 1000, "maxDelayMs": 60000 },
         "supportedReplayVersions": null,

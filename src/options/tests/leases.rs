@@ -5,7 +5,7 @@ use serde_json::json;
 use super::{assert_err, parse};
 
 #[test]
-fn renewal_buffer_must_be_below_its_timeout() {
+fn an_explicit_buffer_must_be_below_a_timeout_of_15_s_or_more() {
     for kind in ["orchestrator", "worker", "session"] {
         let (t, b) = (
             format!("{kind}LockTimeoutMs"),
@@ -22,10 +22,60 @@ fn renewal_buffer_must_be_below_its_timeout() {
         )
         .is_ok());
     }
-    // A default on one side is called out, since the user never typed it.
+}
+
+/// Regression: `workerLockTimeoutMs: 2000` (and any lease under the default
+/// buffer) was refused although duroxide ignores the buffer under 15 s.
+#[test]
+fn short_leases_with_the_default_buffer_are_valid() {
+    for (key, ms) in [
+        ("workerLockTimeoutMs", 2000),
+        ("workerLockTimeoutMs", 3000),
+        ("orchestratorLockTimeoutMs", 2000),
+        ("sessionLockTimeoutMs", 4000),
+    ] {
+        assert!(parse(json!({ key: ms })).is_ok(), "{key}: {ms}");
+    }
+    // Under 15 s even an explicit buffer >= timeout is ignored by duroxide.
+    assert!(parse(
+        json!({ "orchestratorLockTimeoutMs": 3000, "orchestratorLockRenewalBufferMs": 5000 })
+    )
+    .is_ok());
+}
+
+#[test]
+fn effective_options_show_the_renewal_interval_in_force() {
+    let p = parse(json!({
+        "orchestratorLockTimeoutMs": 3000,
+        "workerLockTimeoutMs": 20000,
+        "workerLockRenewalBufferMs": 4000,
+    }))
+    .unwrap();
+    assert_eq!(
+        p.effective["lockRenewalIntervalsMs"],
+        json!({ "orchestrator": 2000, "worker": 16000, "session": 25000 })
+    );
+    // Echoed back unchanged it is accepted; changed, it is refused.
+    assert!(parse(p.effective.clone()).is_ok());
+    let mut changed = p.effective.clone();
+    changed["lockRenewalIntervalsMs"]["worker"] = json!(1000);
     assert_err(
-        json!({ "orchestratorLockTimeoutMs": 2000 }),
-        &["got orchestratorLockRenewalBufferMs 2000 (the default)"],
+        changed,
+        &["lockRenewalIntervalsMs is derived", "cannot be set"],
+    );
+}
+
+#[test]
+fn zero_concurrency_means_no_dispatcher_of_that_kind_but_not_both() {
+    let worker_only =
+        parse(json!({ "orchestrationConcurrency": 0, "workerTagFilter": { "tags": ["gpu"] } }))
+            .unwrap();
+    assert_eq!(worker_only.runtime.orchestration_concurrency, 0);
+    let orch_only = parse(json!({ "workerConcurrency": 0 })).unwrap();
+    assert_eq!(orch_only.runtime.worker_concurrency, 0);
+    assert_err(
+        json!({ "orchestrationConcurrency": 0, "workerConcurrency": 0 }),
+        &["orchestrationConcurrency and workerConcurrency are both 0"],
     );
 }
 
@@ -50,10 +100,11 @@ fn lock_timeouts_under_two_seconds_need_the_opt_in() {
         assert!(parse(allowed).unwrap().binding.allow_unrenewable_locks);
         assert!(parse(json!({ t.clone(): 2000, b.clone(): 100 })).is_ok());
         // The opt-in waives the buffer rule too.
-        assert!(
-            parse(json!({ t.clone(): 500, b.clone(): 5000, "allowUnrenewableLocks": true }))
-                .is_ok()
-        );
+        assert!(parse(json!({
+            t.clone(): 20000, b.clone(): 20000, "allowUnrenewableLocks": true,
+            "sessionIdleTimeoutMs": 600000,
+        }))
+        .is_ok());
     }
     assert_err(
         json!({ "allowUnrenewableLocks": 1 }),

@@ -2,6 +2,14 @@
 //! installed; a library must never write to its host's stdout, so before the
 //! first runtime starts we install one that writes to stderr, unless the
 //! application already chose a file with `initTracing`.
+//!
+//! `logLevel` applies to every target the runtime logs under (duroxide,
+//! duroxide-pg and this package), so `'off'` is silent and `'error'` shows
+//! only errors; other crates never log above WARN. `relevel.rs` moves the
+//! situations duroxide warns about but that are normal operation to INFO or
+//! DEBUG.
+
+mod relevel;
 
 use std::fs::OpenOptions;
 use std::sync::Mutex;
@@ -14,21 +22,29 @@ use tracing_subscriber::EnvFilter;
 
 use crate::errors::BridgeError;
 
-/// The filter duroxide itself uses: warnings from everything, `level` from
-/// user orchestration/activity traces. `RUST_LOG` overrides it.
+/// `level` for the runtime's own targets; other crates at WARN, or at
+/// `level` when it is stricter. `RUST_LOG` overrides it.
 fn filter(level: &str) -> EnvFilter {
-    EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new(format!(
-            "warn,duroxide::orchestration={level},duroxide::activity={level},duroxide_node={level}"
-        ))
-    })
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(directives(level)))
+}
+
+fn directives(level: &str) -> String {
+    let level = level.to_ascii_lowercase();
+    let others = if matches!(level.as_str(), "off" | "error") {
+        level.as_str()
+    } else {
+        "warn"
+    };
+    format!("{others},duroxide={level},duroxide_pg={level},duroxide_node={level}")
 }
 
 fn install<W>(format: &LogFormat, level: &str, writer: W) -> Result<(), String>
 where
     W: for<'a> tracing_subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
 {
-    let registry = tracing_subscriber::registry().with(filter(level));
+    let registry = tracing_subscriber::registry()
+        .with(filter(level))
+        .with(relevel::Relevel);
     let fmt = tracing_subscriber::fmt::layer().with_writer(writer);
     let result = match format {
         LogFormat::Json => registry.with(fmt.json()).try_init(),
@@ -95,4 +111,21 @@ pub fn init_tracing(options: TracingOptions) -> napi::Result<()> {
         ))
         .into()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::directives;
+
+    #[test]
+    fn the_level_applies_to_every_runtime_target() {
+        assert_eq!(
+            directives("off"),
+            "off,duroxide=off,duroxide_pg=off,duroxide_node=off"
+        );
+        assert_eq!(
+            directives("DEBUG"),
+            "warn,duroxide=debug,duroxide_pg=debug,duroxide_node=debug"
+        );
+    }
 }

@@ -1,0 +1,127 @@
+//! The `data` of a `readExecutionHistory` entry: the per-kind JSON shapes of
+//! the API contract (`api.md`), which existing applications `JSON.parse` and
+//! read field by field.
+//!
+//! duroxide stores user payloads (inputs, results, event data) as JSON text.
+//! Serializing the crate's `EventKind` as is would put that text inside a JSON
+//! string, so `JSON.parse(e.data).input` would still be a string; here each
+//! payload is embedded as the JSON value it holds. A payload that is not valid
+//! JSON text (a raw string from a non-JS client) is embedded as a JSON string,
+//! so `data` is always parseable.
+
+use duroxide::EventKind;
+use serde_json::{json, Value};
+
+/// A stored payload as the JSON value it encodes.
+fn payload(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+/// The JSON text of `data` for one history event, or `None` for kinds the
+/// contract gives no data.
+pub(super) fn event_data(kind: &EventKind) -> Option<String> {
+    use EventKind as K;
+    let value = match kind {
+        K::OrchestrationStarted {
+            name,
+            version,
+            input,
+            ..
+        } => json!({ "name": name, "version": version, "input": payload(input) }),
+        K::ActivityScheduled { name, input, .. } => {
+            json!({ "name": name, "input": payload(input) })
+        }
+        K::SubOrchestrationScheduled {
+            name,
+            instance,
+            input,
+        } => json!({ "name": name, "instance": instance, "input": payload(input) }),
+        K::ActivityCompleted { result } | K::SubOrchestrationCompleted { result } => {
+            payload(result)
+        }
+        K::OrchestrationCompleted { output } => payload(output),
+        K::ActivityFailed { details }
+        | K::SubOrchestrationFailed { details }
+        | K::OrchestrationFailed { details } => serde_json::to_value(details).ok()?,
+        K::TimerCreated { fire_at_ms } | K::TimerFired { fire_at_ms } => {
+            json!({ "fireAtMs": fire_at_ms })
+        }
+        K::ExternalSubscribed { name } | K::QueueSubscribed { name } => json!({ "name": name }),
+        K::ExternalEvent { name, data } | K::QueueEventDelivered { name, data } => {
+            json!({ "name": name, "data": payload(data) })
+        }
+        K::QueueSubscriptionCancelled { reason } => json!({ "reason": reason }),
+        _ => return None,
+    };
+    Some(value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use duroxide::{AppErrorKind, ErrorDetails};
+
+    fn data(kind: EventKind) -> Value {
+        serde_json::from_str(&event_data(&kind).expect("data")).unwrap()
+    }
+
+    #[test]
+    fn payloads_are_embedded_as_values_not_strings() {
+        let started = data(EventKind::OrchestrationStarted {
+            name: "Greet".into(),
+            version: "1.0.0".into(),
+            input: r#"{"greeting":"hello"}"#.into(),
+            parent_instance: None,
+            parent_id: None,
+            parent_execution_id: None,
+            carry_forward_events: None,
+            initial_custom_status: None,
+        });
+        assert_eq!(
+            started,
+            json!({ "name": "Greet", "version": "1.0.0", "input": { "greeting": "hello" } })
+        );
+        let completed = data(EventKind::ActivityCompleted {
+            result: r#""ok""#.into(),
+        });
+        assert_eq!(completed, json!("ok"));
+        let event = data(EventKind::ExternalEvent {
+            name: "approve".into(),
+            data: "[1,2]".into(),
+        });
+        assert_eq!(event, json!({ "name": "approve", "data": [1, 2] }));
+    }
+
+    #[test]
+    fn a_payload_that_is_not_json_becomes_a_json_string() {
+        let completed = data(EventKind::OrchestrationCompleted {
+            output: "plain text".into(),
+        });
+        assert_eq!(completed, json!("plain text"));
+    }
+
+    #[test]
+    fn failures_carry_the_crate_error_details() {
+        let failed = data(EventKind::ActivityFailed {
+            details: ErrorDetails::Application {
+                kind: AppErrorKind::OrchestrationFailed,
+                message: "boom".into(),
+                retryable: false,
+            },
+        });
+        assert_eq!(failed["Application"]["message"], json!("boom"));
+    }
+
+    #[test]
+    fn timers_and_fieldless_kinds() {
+        assert_eq!(
+            data(EventKind::TimerFired { fire_at_ms: 5 }),
+            json!({ "fireAtMs": 5 })
+        );
+        assert_eq!(event_data(&EventKind::KeyValuesCleared), None);
+        assert_eq!(
+            event_data(&EventKind::CustomStatusUpdated { status: None }),
+            None
+        );
+    }
+}
