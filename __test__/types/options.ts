@@ -14,6 +14,7 @@ export async function everyOption(): Promise<EffectiveOptions> {
     orchestratorLockRenewalBufferMs: 2000,
     workerLockTimeoutMs: 30000,
     workerLockRenewalBufferMs: 5000,
+    lockRenewalIntervalsMs: { orchestrator: 3000, worker: 25000, session: 25000 },
     maxAttempts: 10,
     activityCancellationGracePeriodMs: 10000,
     unregisteredBackoff: { baseDelayMs: 1000, maxDelayMs: 60000 },
