@@ -95,31 +95,120 @@ const ENTRA_CONNECT_MARGIN: Duration = Duration::from_secs(15);
 const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// duroxide-pg's pool retries a refused connection until its 30 s acquire
-/// timeout, so a wrong host or port took half a minute to report. One direct
-/// connection first fails at once when nothing listens. Only network errors
-/// fail here; anything the server itself answers (authentication, too many
-/// clients) is left to the pool, which reports or retries it as before.
-async fn preflight(database_url: &str) -> BridgeResult<()> {
+/// timeout, so a wrong host or port took half a minute to report, and a server
+/// out of connection slots (SQLSTATE 53300) surfaced only as "pool timed out
+/// while waiting for an open connection". One direct connection first fails
+/// at once when nothing listens or the server refuses for lack of slots, and,
+/// when it gets in, reads the server's connection budget for a later message.
+/// Anything else the server answers (authentication, ...) is left to the
+/// pool, which reports it in its own words.
+async fn preflight(database_url: &str, pool_size: u32) -> BridgeResult<Option<Capacity>> {
     use sqlx::{ConnectOptions, Connection};
     let Ok(opts) = database_url.parse::<sqlx::postgres::PgConnectOptions>() else {
         // Let duroxide-pg report a URL it cannot parse in its own words.
-        return Ok(());
+        return Ok(None);
     };
     let target = format!("{}:{}", opts.get_host(), opts.get_port());
     match tokio::time::timeout(PREFLIGHT_TIMEOUT, opts.connect()).await {
-        Ok(Ok(conn)) => {
+        Ok(Ok(mut conn)) => {
+            let capacity = Capacity::read(&mut conn).await;
             let _ = conn.close().await;
-            Ok(())
+            Ok(capacity)
         }
         Ok(Err(sqlx::Error::Io(e))) => Err(BridgeError::Provider(format!(
             "cannot connect to Postgres at {target}: {e}"
         ))),
-        Ok(Err(_)) => Ok(()),
+        Ok(Err(e)) => match too_many_connections(&e) {
+            Some(server_says) => Err(BridgeError::Provider(format!(
+                "cannot connect to Postgres at {target}: the server refused a connection \
+                 (SQLSTATE 53300, {server_says}); this provider's pool needs up to \
+                 {pool_size} connections. {SIZING_HINT}"
+            ))),
+            None => Ok(None),
+        },
         Err(_) => Err(BridgeError::Provider(format!(
             "cannot connect to Postgres at {target}: no answer within {} s",
             PREFLIGHT_TIMEOUT.as_secs()
         ))),
     }
+}
+
+const SIZING_HINT: &str = "Every process, runtime and client sharing this server needs \
+     connections: use one provider per process and size maxConnections so that \
+     processes x maxConnections stays below max_connections (docs/operations.md, \
+     \"Fleet sizing\")";
+
+/// The server's message when it refused a connection for lack of slots
+/// (`max_connections`, a role's or a database's `CONNECTION LIMIT`).
+fn too_many_connections(e: &sqlx::Error) -> Option<String> {
+    match e {
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("53300") => {
+            Some(db.message().to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The server's connection budget as one connection saw it.
+struct Capacity {
+    max_connections: i64,
+    in_use: i64,
+    /// The connecting role's `CONNECTION LIMIT`, -1 for none.
+    role_limit: i64,
+}
+
+impl Capacity {
+    async fn read(conn: &mut sqlx::PgConnection) -> Option<Capacity> {
+        let row: (i64, i64, i64) = sqlx::query_as(
+            "SELECT current_setting('max_connections')::bigint, \
+                    (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'), \
+                    COALESCE((SELECT rolconnlimit::bigint FROM pg_roles WHERE rolname = current_user), -1)",
+        )
+        .fetch_one(conn)
+        .await
+        .ok()?;
+        Some(Capacity {
+            max_connections: row.0,
+            in_use: row.1,
+            role_limit: row.2,
+        })
+    }
+
+    fn describe(&self) -> String {
+        let role = if self.role_limit >= 0 {
+            format!(", the role's CONNECTION LIMIT is {}", self.role_limit)
+        } else {
+            String::new()
+        };
+        format!(
+            "max_connections is {}, {} client connections were open just before{role}",
+            self.max_connections, self.in_use
+        )
+    }
+}
+
+/// Why the pool could not connect, when the pool itself only says it timed
+/// out: one more direct connection shows whether the server is out of slots.
+async fn explain_pool_timeout(
+    database_url: &str,
+    pool_size: u32,
+    capacity: Option<&Capacity>,
+) -> Option<String> {
+    use sqlx::ConnectOptions;
+    let opts = database_url
+        .parse::<sqlx::postgres::PgConnectOptions>()
+        .ok()?;
+    let refused = match tokio::time::timeout(PREFLIGHT_TIMEOUT, opts.connect()).await {
+        Ok(Err(e)) => too_many_connections(&e),
+        _ => None,
+    }?;
+    let budget = capacity
+        .map(|c| format!("; {}", c.describe()))
+        .unwrap_or_default();
+    Some(format!(
+        "the server refuses new connections (SQLSTATE 53300, {refused}): this provider's \
+         pool of {pool_size} connections could not open{budget}. {SIZING_HINT}"
+    ))
 }
 
 /// Connects with a `postgres://` URL; `schema` defaults to `public`.
@@ -140,8 +229,9 @@ pub async fn connect_postgres(
     }
     check_url(&database_url)?;
     let policy = migration_policy(&options)?;
-    preflight(&database_url).await?;
-    let mut config = ProviderConfig::url(database_url);
+    let pool_size = options.max_connections.unwrap_or_else(default_pool_size);
+    let capacity = preflight(&database_url, pool_size).await?;
+    let mut config = ProviderConfig::url(database_url.clone());
     config.schema_name = schema.clone();
     config.migration_policy = policy;
 
@@ -159,19 +249,34 @@ pub async fn connect_postgres(
         }
         None => PostgresProvider::new_with_config(config).await,
     };
-    let provider = result.map_err(|e| {
-        provider_error(
-            &format!(
-                "cannot connect to Postgres (schema {})",
-                schema.as_deref().unwrap_or("public")
-            ),
-            e,
-        )
-    })?;
+    let what = format!(
+        "cannot connect to Postgres (schema {})",
+        schema.as_deref().unwrap_or("public")
+    );
+    let provider = match result {
+        Ok(provider) => provider,
+        Err(e) if format!("{e:#}").contains("pool timed out") => {
+            let cause = explain_pool_timeout(&database_url, pool_size, capacity.as_ref()).await;
+            return Err(match cause {
+                Some(cause) => BridgeError::Provider(format!("{what}: {cause}")),
+                None => provider_error(&what, e),
+            }
+            .into());
+        }
+        Err(e) => return Err(provider_error(&what, e).into()),
+    };
     Ok(NativeProvider::new(
         super::pg_retry::with_terminated_retry(Arc::new(provider)),
         "postgres",
     ))
+}
+
+/// duroxide-pg's URL pool size: `DUROXIDE_PG_POOL_MAX`, else 10.
+fn default_pool_size() -> u32 {
+    std::env::var("DUROXIDE_PG_POOL_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10)
 }
 
 /// Connects to Azure Database for PostgreSQL with a Microsoft Entra ID token.
