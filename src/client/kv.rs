@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use napi_derive::napi;
 
-use super::{millis, require_id, NativeClient};
+use super::{millis, require_id, within, NativeClient};
 use crate::errors::BridgeError;
 
 #[napi]
@@ -40,10 +40,11 @@ impl NativeClient {
         require_id("instanceId", &instance_id)?;
         require_id("key", &key)?;
         let timeout = millis("timeoutMs", timeout_ms)?;
-        match self
-            .inner
-            .wait_for_kv_value(&instance_id, &key, timeout)
-            .await
+        match within(
+            timeout,
+            self.inner.wait_for_kv_value(&instance_id, &key, timeout),
+        )
+        .await
         {
             Ok(value) => Ok(value),
             Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(

@@ -104,6 +104,19 @@ pub(crate) fn require_root_id(field: &str, id: &str) -> BridgeResult<()> {
     Ok(())
 }
 
+/// Ends a wait at its deadline. duroxide's waits sleep between polls without
+/// cutting the last sleep at the deadline, and each status read may itself
+/// take up to the client's call bound (`bounded.rs`, 10 s) on a slow store, so
+/// a wait could run seconds past the timeout its caller gave.
+pub(crate) async fn within<T>(
+    timeout: Duration,
+    wait: impl std::future::Future<Output = Result<T, duroxide::ClientError>>,
+) -> Result<T, duroxide::ClientError> {
+    tokio::time::timeout(timeout, wait)
+        .await
+        .unwrap_or(Err(duroxide::ClientError::Timeout))
+}
+
 pub(crate) fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
     if !(value.is_finite() && value >= 0.0) {
         return Err(BridgeError::InvalidArgument(format!(
@@ -185,10 +198,11 @@ impl NativeClient {
     ) -> napi::Result<InstanceStatus> {
         require_id("instanceId", &instance_id)?;
         let timeout = millis("timeoutMs", timeout_ms)?;
-        match self
-            .inner
-            .wait_for_orchestration(&instance_id, timeout)
-            .await
+        match within(
+            timeout,
+            self.inner.wait_for_orchestration(&instance_id, timeout),
+        )
+        .await
         {
             Ok(status) => Ok(status.into()),
             Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
@@ -216,11 +230,13 @@ impl NativeClient {
         }
         let poll = millis("pollIntervalMs", poll_interval_ms)?.max(Duration::from_millis(1));
         let timeout = millis("timeoutMs", timeout_ms)?;
-        match self
-            .inner
-            .wait_for_status_change(&instance_id, last_seen_version as u64, poll, timeout)
-            .await
-        {
+        let wait = self.inner.wait_for_status_change(
+            &instance_id,
+            last_seen_version as u64,
+            poll,
+            timeout,
+        );
+        match within(timeout, wait).await {
             Ok(status) => Ok(status.into()),
             Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
                 "custom status of '{instance_id}' did not change past version {last_seen_version} within {timeout_ms} ms"
