@@ -1,37 +1,106 @@
 'use strict'
 // PostgresProvider.connectWithEntra / connectWithSchemaAndEntra. Azure is not
-// reachable here, so these check the contract around it: bad arguments are
-// coded errors at the call, and an unreachable server (or no Azure identity)
-// is a clear ERR_PROVIDER that arrives promptly instead of a hang or a crash.
-const { test } = require('node:test')
+// reachable here, so a local HTTP server plays the App Service managed
+// identity endpoint (IDENTITY_ENDPOINT / IDENTITY_HEADER, which azure_identity
+// reads through duroxide-pg's credential chain) and hands out a token. With a
+// token in hand, each connect goes on to the network step its name claims
+// (the port, DNS), and the tests check that the token endpoint was asked
+// first, so a failure at the token fetch cannot pass for them. Bad arguments
+// are coded errors at the call.
+const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
+const http = require('node:http')
+const net = require('node:net')
 const { PostgresProvider } = require('..')
 const { closedPort, settlesWithin, coded } = require('./helpers')
 const native = require('../lib/native')
 
 const FULL_OPTIONS = { audience: 'https://example.invalid/.default', maxConnections: 2, acquireTimeoutMs: 1000, refreshIntervalMs: 60000 }
+const IDENTITY_HEADER = 'dxt-identity-secret'
 
-test('connectWithEntra to a port where nothing listens is a prompt ERR_PROVIDER', async () => {
-  const port = await closedPort()
-  const attempt = PostgresProvider.connectWithEntra('127.0.0.1', port, 'postgres', 'nobody', { acquireTimeoutMs: 1000 })
-  await assert.rejects(settlesWithin(attempt, 20000, 'connectWithEntra'), coded('ERR_PROVIDER', `127.0.0.1:${port}`, 'Entra'))
+/** Token requests the fake identity endpoint has answered, oldest first. */
+const tokenRequests = []
+let identity
+
+before(async () => {
+  identity = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost')
+    tokenRequests.push({ resource: url.searchParams.get('resource'), secret: req.headers['x-identity-header'] })
+    res.setHeader('content-type', 'application/json')
+    const expiresOn = String(Math.floor(Date.now() / 1000) + 3600)
+    res.end(JSON.stringify({ access_token: 'dxt-token', expires_on: expiresOn, token_type: 'Bearer', resource: url.searchParams.get('resource') }))
+  })
+  await new Promise((resolve) => identity.listen(0, '127.0.0.1', resolve))
+  process.env.IDENTITY_ENDPOINT = `http://127.0.0.1:${identity.address().port}/token`
+  process.env.IDENTITY_HEADER = IDENTITY_HEADER
 })
 
-test('connectWithSchemaAndEntra to an unresolvable host is a prompt ERR_PROVIDER', async () => {
-  const attempt = PostgresProvider.connectWithSchemaAndEntra('no-such-host.invalid', 5432, 'postgres', 'nobody', 'tenant_a', FULL_OPTIONS)
-  await assert.rejects(settlesWithin(attempt, 20000, 'connectWithSchemaAndEntra'), coded('ERR_PROVIDER', 'no-such-host.invalid:5432', 'Entra'))
+after(async () => {
+  delete process.env.IDENTITY_ENDPOINT
+  delete process.env.IDENTITY_HEADER
+  await new Promise((resolve) => identity.close(resolve))
 })
 
-test('every documented option is accepted (the failure is the connection, not the options)', async () => {
+/** Runs `connect` and returns its rejection plus the token requests it made. */
+async function failedConnect(connect, what) {
+  const before = tokenRequests.length
+  let error
+  await assert.rejects(settlesWithin(connect(), 20000, what), (err) => {
+    error = err
+    return true
+  })
+  return { error, tokens: tokenRequests.slice(before) }
+}
+
+/** The connect got its token (exactly one request, with the identity secret) and failed after it. */
+function failedAfterToken({ error, tokens }, resource = 'https://ossrdbms-aad.database.windows.net') {
+  assert.deepEqual(tokens, [{ resource, secret: IDENTITY_HEADER }], 'one token request, before the connection')
+  assert.doesNotMatch(error.message, /credential|token/i, 'the failure is not the token fetch')
+}
+
+test('connectWithEntra to a port where nothing listens fetches a token, then fails on the connection with ERR_PROVIDER', async () => {
   const port = await closedPort()
-  await assert.rejects(
-    settlesWithin(PostgresProvider.connectWithEntra('127.0.0.1', port, 'postgres', 'nobody', FULL_OPTIONS), 20000, 'connect'),
-    coded('ERR_PROVIDER'),
-  )
-  await assert.rejects(
-    settlesWithin(PostgresProvider.connectWithEntra('127.0.0.1', port, 'postgres', 'nobody', undefined), 20000, 'connect'),
-    coded('ERR_PROVIDER'),
-  )
+  const r = await failedConnect(() => PostgresProvider.connectWithEntra('127.0.0.1', port, 'postgres', 'nobody', { acquireTimeoutMs: 1000 }), 'connectWithEntra')
+  coded('ERR_PROVIDER', `127.0.0.1:${port}`, 'Entra')(r.error)
+  failedAfterToken(r)
+})
+
+test('connectWithEntra reaches the port and asks it for TLS before it sends the token', async (t) => {
+  // A listener that records what arrives and hangs up: the client's first
+  // message is the 8-byte SSLRequest (length 8, code 80877103).
+  const arrivals = []
+  const listener = net.createServer((socket) => {
+    socket.once('data', (chunk) => {
+      arrivals.push(chunk.length >= 8 ? [chunk.readInt32BE(0), chunk.readInt32BE(4)] : [...chunk])
+      socket.destroy()
+    })
+  })
+  await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise((resolve) => listener.close(resolve)))
+  const { port } = listener.address()
+  const r = await failedConnect(() => PostgresProvider.connectWithEntra('127.0.0.1', port, 'postgres', 'nobody', { acquireTimeoutMs: 1000 }), 'connectWithEntra')
+  coded('ERR_PROVIDER', `127.0.0.1:${port}`, 'Entra')(r.error)
+  failedAfterToken(r)
+  assert.ok(arrivals.length >= 1, 'the connect reached the listening port')
+  assert.deepEqual(arrivals[0], [8, 80877103], 'its first message is an SSLRequest')
+})
+
+test('connectWithSchemaAndEntra to an unresolvable host fetches a token, then fails on the DNS lookup with ERR_PROVIDER', async () => {
+  const r = await failedConnect(() => PostgresProvider.connectWithSchemaAndEntra('no-such-host.invalid', 5432, 'postgres', 'nobody', 'tenant_a', FULL_OPTIONS), 'connectWithSchemaAndEntra')
+  coded('ERR_PROVIDER', 'no-such-host.invalid:5432', 'Entra')(r.error)
+  failedAfterToken(r, 'https://example.invalid')
+  assert.match(r.error.message, /lookup|resolve|Name or service not known|nodename/i, 'the failure is name resolution')
+})
+
+test('every documented option is accepted, and the audience is the token request\'s resource', async () => {
+  const port = await closedPort()
+  const full = await failedConnect(() => PostgresProvider.connectWithEntra('127.0.0.1', port, 'postgres', 'nobody', FULL_OPTIONS), 'connect')
+  coded('ERR_PROVIDER', `127.0.0.1:${port}`)(full.error)
+  failedAfterToken(full, 'https://example.invalid')
+  // No options: the default acquire timeout is long, so fail fast on DNS instead.
+  const none = await failedConnect(() => PostgresProvider.connectWithEntra('no-such-host.invalid', 5432, 'postgres', 'nobody', undefined), 'connect')
+  coded('ERR_PROVIDER', 'no-such-host.invalid:5432')(none.error)
+  failedAfterToken(none)
 })
 
 test('bad ports, hosts, names and schemas are ERR_INVALID_ARGUMENT at the call', async () => {
