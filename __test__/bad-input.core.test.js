@@ -4,7 +4,7 @@
 // backoff) until a runtime that has them starts.
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, FAST, sleep, psql, eventually, uniqueName, Client } = require('./helpers')
+const { backends, FAST, psql, sqliteQuery, eventually, uniqueName, Client } = require('./helpers')
 const { openStore } = require('./fixtures/store')
 const { Runtime } = require('..')
 
@@ -103,14 +103,16 @@ async function rolling(t, open) {
     return rt
   }
   /**
-   * Lets the first runtime fetch and abandon the message a few times. On
-   * Postgres the queue's attempt_count shows it; on SQLite, several backoff
-   * rounds (100, 200, 400 ms) pass.
+   * Waits until the first runtime has fetched and abandoned the message at
+   * least twice: the queue row's attempt_count (both stores keep one) goes up
+   * once per fetch, and the message stays queued.
    */
   const retried = async (table, instanceId) => {
-    if (!store.schema) return sleep(1000)
-    const sql = `SELECT coalesce(max(attempt_count), 0) FROM ${store.schema}.${table} WHERE instance_id = '${instanceId}'`
-    await eventually(() => Number(psql(sql)) >= 2, { what: `${table} attempts`, intervalMs: 100 })
+    const query = store.schema
+      ? (sql) => psql(sql.replace('{table}', `${store.schema}.${table}`))
+      : (sql) => sqliteQuery(store.file, sql.replace('{table}', table))
+    const sql = `SELECT coalesce(max(attempt_count), 0) FROM {table} WHERE instance_id = '${instanceId}'`
+    await eventually(() => Number(query(sql)) >= 2, { what: `${table} attempts`, intervalMs: 100 })
   }
   return { store, start, retried, client: new Client(store.provider) }
 }

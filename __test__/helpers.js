@@ -34,6 +34,11 @@ function psql(sql, { url = DATABASE_URL } = {}) {
   return execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-At', '-c', sql], { encoding: 'utf8' }).trim()
 }
 
+/** Runs SQL against a SQLite file with the sqlite3 shell, read-only (the runtime keeps writing). */
+function sqliteQuery(file, sql) {
+  return execFileSync('sqlite3', ['-readonly', '-cmd', '.timeout 5000', file, sql], { encoding: 'utf8' }).trim()
+}
+
 /**
  * A fresh Postgres schema for one test file; `drop()` removes it.
  * Usage: const pg = await pgSchema(t) (registers cleanup with t.after when given).
@@ -144,6 +149,7 @@ module.exports = {
   DATABASE_URL,
   uniqueName,
   psql,
+  sqliteQuery,
   pgSchema,
   sqliteFile,
   backends,
