@@ -31,7 +31,9 @@ function uniqueName(prefix) {
 
 /** Runs SQL against the test database with psql (no extra npm dependency). */
 function psql(sql, { url = DATABASE_URL } = {}) {
-  return execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-At', '-c', sql], { encoding: 'utf8' }).trim()
+  // client_min_messages: a DROP ... CASCADE notice per object is noise in test output.
+  const env = { ...process.env, PGOPTIONS: `${process.env.PGOPTIONS || ''} -c client_min_messages=warning` }
+  return execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-At', '-c', sql], { encoding: 'utf8', env }).trim()
 }
 
 /** Runs SQL against a SQLite file with the sqlite3 shell, read-only (the runtime keeps writing). */

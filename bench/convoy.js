@@ -105,6 +105,8 @@ async function runConvoy(options = {}) {
     const workerConfig = { url: c.url, schema: pg.schema, runtimes: c.runtimes, slots: c.slots, workers: c.workers, gate: c.gate, workGate: c.workGate, turnMs: c.turnMs, pollMs: c.pollMs, poolMax: c.poolMax }
     for (let i = 0; i < c.processes; i++) workers.push(startWorker(workerConfig, i))
     await Promise.all(workers.map((w) => w.ready))
+    // `watch(schema)` observes the run (e.g. samples Postgres); its `stop()` result is `r.watched`.
+    const watcher = c.watch ? c.watch(pg.schema) : null
 
     const client = new Client(pg.provider)
     const total = Math.round(c.rate * c.seconds)
@@ -131,6 +133,7 @@ async function runConvoy(options = {}) {
       await sleep(250)
     }
     const durationMs = Date.now() - t0
+    const watched = watcher ? await watcher.stop() : undefined
     const metrics = (await Promise.all(workers.map(report))).flat()
     const rows = psql(`SELECT instance_id, (extract(epoch from completed_at) * 1000)::bigint FROM ${pg.schema}.executions WHERE status = 'Completed'`)
     const e2e = []
@@ -164,6 +167,7 @@ async function runConvoy(options = {}) {
       invalidLockLogLines: workers.reduce((a, w) => a + w.log.invalidLockLines, 0),
       firstDeadlocks: workers.flatMap((w) => w.log.firstDeadlocks),
       exitCodes,
+      watched,
     }
   } finally {
     for (const w of workers) if (w.child.exitCode === null) w.child.kill()
