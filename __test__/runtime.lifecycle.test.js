@@ -10,10 +10,15 @@ const { backends, FAST, sqliteFile, eventually, uniqueName, Client, DATABASE_URL
 const { openStore } = require('./fixtures/store')
 const { Runtime, SqliteProvider } = require('..')
 
-/** Settles with what finished first: the promise ('done') or a guard timer ('guard'). */
-async function within(ms, promise) {
+/**
+ * Which settles first: `promise` ('done') or a timer of `ms` ('timer'). An
+ * order, not a measurement: shutdown(60000) of an idle runtime must finish
+ * before half its timeout has passed, which a shutdown that waits out its
+ * timeout cannot. How long it takes is bench/timing-shutdown.js's business.
+ */
+async function firstOf(promise, ms) {
   let timer
-  const guard = new Promise((resolve) => { timer = setTimeout(() => resolve('guard'), ms) })
+  const guard = new Promise((resolve) => { timer = setTimeout(() => resolve('timer'), ms) })
   try {
     return await Promise.race([promise.then(() => 'done'), guard])
   } finally {
@@ -51,15 +56,15 @@ async function scope(t, open = sqliteFile) {
 }
 
 for (const [kind, open] of backends) {
-  test(`start resolves; an idle runtime shuts down well under a second even with shutdown(30000) (${kind})`, async (t) => {
+  test(`start resolves; an idle runtime's shutdown(60000) returns before half its timeout (${kind})`, async (t) => {
     const store = await scope(t, open)
     const rt = store.runtime()
     rt.registerOrchestration('Noop', noop)
     assert.equal(await rt.start(), undefined)
-    assert.equal(await within(1000, rt.shutdown(30000)), 'done')
+    assert.equal(await firstOf(rt.shutdown(60000), 30000), 'done')
   })
 
-  test(`after a finished orchestration, shutdown(30000) still returns under a second (${kind})`, async (t) => {
+  test(`after a finished orchestration, shutdown(60000) still returns before half its timeout (${kind})`, async (t) => {
     const store = await scope(t, open)
     const rt = store.runtime()
     rt.registerActivity('A', async () => 'a')
@@ -69,7 +74,7 @@ for (const [kind, open] of backends) {
     const id = uniqueName('o')
     await client.startOrchestration(id, 'O')
     assert.equal((await client.waitForOrchestration(id, 20000)).output, 'a')
-    assert.equal(await within(1000, rt.shutdown(30000)), 'done')
+    assert.equal(await firstOf(rt.shutdown(60000), 30000), 'done')
   })
 }
 
@@ -89,7 +94,7 @@ test('shutdown called right after start() (before it settled) stops what start s
     rt.registerOrchestration('Noop', noop)
     const started = rt.start()
     const stopped = rt.shutdown(1000)
-    assert.equal(await within(5000, Promise.all([started, stopped])), 'done')
+    await Promise.all([started, stopped])
     // It ran (metrics exist) and it stopped (it cannot start again).
     assert.notEqual(rt.metricsSnapshot(), null)
     await expectState(() => rt.start(), /shut down/)
@@ -218,7 +223,7 @@ test('shutdown aborts the signal of an activity still running at the deadline', 
   await rt.start()
   await new Client(provider).startOrchestration(uniqueName('long'), 'O')
   await started
-  assert.equal(await within(5000, rt.shutdown(200)), 'done')
+  await rt.shutdown(200)
   await eventually(() => seen, { what: 'the abort' })
   assert.equal(seen.aborted, true)
   assert.equal(seen.isCancelled, true)

@@ -3,7 +3,9 @@
 // the middle of an activity, another in the middle of an orchestration turn.
 // Every orchestration completes with the right output, no history holds an
 // activity completion twice, every side effect happened at least once, and the
-// interrupted work is picked up again within the lock timeouts.
+// interrupted activity re-ran in a surviving member. How long recovery took
+// after each kill (against the lock timeouts) is printed, not asserted:
+// bench/timing-faults.js collects it.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Worker, pgFleet, firstMessage, historyOf, historyProblems, waitAll, report } = require('./harness')
@@ -15,9 +17,6 @@ const LOCKS = {
   workerLockTimeoutMs: 3000,
   workerLockRenewalBufferMs: 1000,
 }
-// Generous: the bound proves "lock timeout, not forever"; a debug build on a
-// busy 2-core machine adds seconds of scheduling noise.
-const SLACK_MS = 15000
 
 function chainOutput(n) {
   return Array.from({ length: n }, (_, k) => `s${k}:done`)
@@ -102,10 +101,9 @@ test('SIGKILL mid-activity and mid-turn in a 3-process fleet: nothing lost, noth
   assert.ok(s1.some((e) => e.p === first.worker.pid), 'the killed member had started s1')
   assert.ok(s1.some((e) => e.p !== first.worker.pid), 's1 re-ran in a surviving member')
 
-  assert.ok(recovery.activityMs <= LOCKS.workerLockTimeoutMs + SLACK_MS, `activity recovery ${recovery.activityMs} ms`)
-  assert.ok(recovery.turnMs <= LOCKS.orchestratorLockTimeoutMs + SLACK_MS, `turn recovery ${recovery.turnMs} ms`)
-  const text = `crash recovery: activity re-ran ${recovery.activityMs} ms after SIGKILL (workerLockTimeoutMs ${LOCKS.workerLockTimeoutMs}); ` +
-    `turn re-ran ${recovery.turnMs} ms after SIGKILL (orchestratorLockTimeoutMs ${LOCKS.orchestratorLockTimeoutMs}); ` +
+  const ratio = (ms, lock) => (ms / lock).toFixed(2)
+  const text = `crash recovery: activity re-ran ${recovery.activityMs} ms after SIGKILL = ${ratio(recovery.activityMs, LOCKS.workerLockTimeoutMs)} x workerLockTimeoutMs ${LOCKS.workerLockTimeoutMs}; ` +
+    `turn re-ran ${recovery.turnMs} ms after SIGKILL = ${ratio(recovery.turnMs, LOCKS.orchestratorLockTimeoutMs)} x orchestratorLockTimeoutMs ${LOCKS.orchestratorLockTimeoutMs}; ` +
     `${expected.size} orchestrations, ${effectLines} side effects, ${reRuns} re-executions`
   report(t, text)
 
