@@ -65,9 +65,9 @@ function shape(history) {
   return history.map((e) => letters[e.kind] || '').join('')
 }
 
-/** The delay each timer was created with: fire_at_ms minus the creation event's stamp (at most the requested delay). */
+/** The delay each timer was created with: fireAtMs minus the creation event's stamp (at most the requested delay). */
 function timerDelays(history) {
-  return history.filter((e) => e.kind === 'TimerCreated').map((e) => JSON.parse(e.data).fire_at_ms - e.timestampMs)
+  return history.filter((e) => e.kind === 'TimerCreated').map((e) => JSON.parse(e.data).fireAtMs - e.timestampMs)
 }
 
 test('exponential backoff: each retry waits on a timer after the failure, and the delays grow by the multiplier', async () => {

@@ -6,9 +6,9 @@
 // with SQLITE_BUSY at once; src/providers/sqlite_retry.rs retries those below
 // the runtime, so none reaches it. Without that retry (checked by building
 // with with_busy_retry returning its argument) every run of this workload
-// surfaced hundreds of busy errors to the runtime (measured 678-1077 in three
-// runs), and some runs also failed orchestrations with infrastructure errors
-// (0-4 of 200): the first check below fails every time, the others sometimes.
+// surfaced hundreds of busy errors to the runtime (measured 528-1077 in five
+// runs), and most runs also failed orchestrations with infrastructure errors
+// (0-4 of 200): the first check below fails every time, the others often.
 // CI runs 200; DUROXIDE_SOAK=1 (bench/soak-sqlite.js) runs 2,000.
 const test = require('node:test')
 const assert = require('node:assert/strict')
