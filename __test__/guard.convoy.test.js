@@ -15,7 +15,7 @@ const { spawn } = require('node:child_process')
 const { runConvoy, format } = require('../bench/convoy')
 const { DATABASE_URL } = require('./helpers')
 
-const FLEET = { processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 15, seconds: 6, turnMs: 20, steps: 2, timeoutMs: 60000 }
+const FLEET = { processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 10, seconds: 4, turnMs: 20, steps: 2, timeoutMs: 60000 }
 const RUNTIMES = FLEET.processes * FLEET.runtimes
 
 /**

@@ -101,12 +101,13 @@ async function runConvoy(options = {}) {
   const c = { ...DEFAULTS, url: DATABASE_URL, ...options }
   const pg = await pgSchema(null, 'dxconvoy')
   const workers = []
+  let watcher = null
   try {
     const workerConfig = { url: c.url, schema: pg.schema, runtimes: c.runtimes, slots: c.slots, workers: c.workers, gate: c.gate, workGate: c.workGate, turnMs: c.turnMs, pollMs: c.pollMs, poolMax: c.poolMax }
     for (let i = 0; i < c.processes; i++) workers.push(startWorker(workerConfig, i))
     await Promise.all(workers.map((w) => w.ready))
     // `watch(schema)` observes the run (e.g. samples Postgres); its `stop()` result is `r.watched`.
-    const watcher = c.watch ? c.watch(pg.schema) : null
+    watcher = c.watch ? c.watch(pg.schema) : null
 
     const client = new Client(pg.provider)
     const total = Math.round(c.rate * c.seconds)
@@ -134,6 +135,7 @@ async function runConvoy(options = {}) {
     }
     const durationMs = Date.now() - t0
     const watched = watcher ? await watcher.stop() : undefined
+    watcher = null
     const metrics = (await Promise.all(workers.map(report))).flat()
     const rows = psql(`SELECT instance_id, (extract(epoch from completed_at) * 1000)::bigint FROM ${pg.schema}.executions WHERE status = 'Completed'`)
     const e2e = []
@@ -170,6 +172,7 @@ async function runConvoy(options = {}) {
       watched,
     }
   } finally {
+    if (watcher) await watcher.stop()
     for (const w of workers) if (w.child.exitCode === null) w.child.kill()
     try {
       pg.drop()
