@@ -1,0 +1,87 @@
+'use strict'
+// The CLI's entry: picks the command, parses its arguments, opens the store,
+// runs the command and prints its result (a table, or one JSON document with
+// --json). Exit codes: 0 done, 1 the command failed (the error's `code` is
+// printed), 2 the command line is wrong or the command is not available.
+const { parseCommand, COMMON_HELP } = require('./args')
+const { storeTarget, openStore } = require('./store')
+const { printJson } = require('./output')
+const { UsageError, NotAvailableError, EXIT } = require('./errors')
+const { Client } = require('../..')
+
+const COMMANDS = [
+  require('./commands/list'),
+  require('./commands/show'),
+  require('./commands/history'),
+  require('./commands/raise'),
+  require('./commands/cancel'),
+  require('./commands/delete'),
+  require('./commands/prune'),
+  require('./commands/stats'),
+  require('./commands/replay'),
+]
+
+const USAGE = `Usage: duroxide-node <command> [options]
+
+Inspect and operate duroxide-node instances in a SQLite or Postgres store.
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(9)} ${c.summary}`).join('\n')}
+
+${COMMON_HELP}
+
+Only raise, cancel, delete and prune write; delete and prune ask first on a
+terminal and need --yes otherwise. Run 'duroxide-node <command> --help' for
+a command's options. Exit codes: 0 ok, 1 failed, 2 usage or not available.`
+
+/**
+ * Runs one command line. `io` = `{ stdin, stdout, stderr, env }`; resolves
+ * with the exit code (bin/duroxide-node.js sets it).
+ */
+async function main(argv, io = process) {
+  const env = io.env || process.env
+  const wantsJson = argv.includes('--json')
+  try {
+    const [name, ...rest] = argv
+    if (name === undefined) throw new UsageError('no command given', USAGE)
+    if (name === '--help' || name === '-h' || name === 'help') {
+      io.stdout.write(USAGE + '\n')
+      return EXIT.OK
+    }
+    const command = COMMANDS.find((c) => c.name === name)
+    if (!command) throw new UsageError(`unknown command '${name}'`, USAGE)
+    const { values, positionals, help } = parseCommand(command, rest)
+    if (help) {
+      io.stdout.write(`${command.usage}\n\n${COMMON_HELP}\n`)
+      return EXIT.OK
+    }
+    const prepared = command.prepare ? command.prepare({ values, positionals }) : undefined
+    const target = storeTarget(values, command, env)
+    const store = await openStore(target, command)
+    const client = new Client(store.provider)
+    const result = await command.run({
+      client, provider: store.provider, backend: store.backend, values, positionals, prepared, io,
+    })
+    if (values.json) printJson(io.stdout, result)
+    else io.stdout.write(command.render(result))
+    return command.exitCode ? command.exitCode(result) : EXIT.OK
+  } catch (err) {
+    return reportError(err, wantsJson, io)
+  }
+}
+
+/** Prints `err` on stderr (as JSON with --json) and returns its exit code. */
+function reportError(err, wantsJson, io) {
+  const code = (err && err.code) || 'ERR_INTERNAL'
+  const message = err && err.message ? err.message : String(err)
+  const usage = err instanceof UsageError ? err.usage : undefined
+  if (wantsJson) {
+    printJson(io.stderr, { error: { code, message } })
+  } else {
+    io.stderr.write(`duroxide-node: error [${code}]: ${message}\n`)
+  }
+  if (usage) io.stderr.write(`\n${usage}\n`)
+  return err instanceof UsageError || err instanceof NotAvailableError ? EXIT.USAGE : EXIT.FAILED
+}
+
+module.exports = { main, COMMANDS, USAGE }

@@ -1,0 +1,53 @@
+'use strict'
+// Output: every command builds one plain result object; `--json` prints it as
+// one JSON document, otherwise the command's `render` turns it into text
+// (tables and key/value blocks) with the helpers here. Nothing but results
+// goes to stdout; errors and prompts go to stderr.
+
+/** Left-aligned columns separated by two spaces, with a header row. */
+function table(columns, rows) {
+  if (rows.length === 0) return '(none)\n'
+  const cells = rows.map((row) => columns.map((c) => cell(row[c.key])))
+  const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((r) => r[i].length)))
+  const line = (values) => values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]))).join('  ').trimEnd()
+  return [line(columns.map((c) => c.title)), ...cells.map(line)].join('\n') + '\n'
+}
+
+/** `key: value` lines, keys padded to one width; undefined values are left out. */
+function fields(pairs) {
+  const present = pairs.filter(([, v]) => v !== undefined)
+  const width = Math.max(0, ...present.map(([k]) => k.length))
+  return present.map(([k, v]) => `${(k + ':').padEnd(width + 1)} ${cell(v)}`).join('\n') + '\n'
+}
+
+function cell(v) {
+  if (v === undefined || v === null) return '-'
+  return String(v)
+}
+
+/** An ISO timestamp of epoch ms, or '-' when unknown (0 or absent). */
+function when(ms) {
+  return typeof ms === 'number' && ms > 0 ? new Date(ms).toISOString() : '-'
+}
+
+/** One line of at most `max` characters, for payloads shown in a table. */
+function clip(text, max = 100) {
+  const flat = String(text).replace(/\s*\n\s*/g, ' ')
+  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
+}
+
+/** Parses stored JSON text; text that is not JSON stays as it is. */
+function parseStored(text) {
+  if (typeof text !== 'string') return text
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+function printJson(stream, value) {
+  stream.write(JSON.stringify(value, null, 2) + '\n')
+}
+
+module.exports = { table, fields, when, clip, parseStored, printJson }
