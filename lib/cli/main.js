@@ -55,6 +55,7 @@ async function main(argv, io = process) {
       io.stdout.write(`${command.usage}\n\n${COMMON_HELP}\n`)
       return EXIT.OK
     }
+    // Everything that can be checked without the store is, before it is opened.
     const prepared = command.prepare ? command.prepare({ values, positionals }) : undefined
     const target = storeTarget(values, command, env)
     const store = await openStore(target, command)
@@ -80,7 +81,8 @@ function reportError(err, wantsJson, io) {
   } else {
     io.stderr.write(`duroxide-node: error [${code}]: ${message}\n`)
   }
-  if (usage) io.stderr.write(`\n${usage}\n`)
+  // With --json stderr stays one JSON document; the message names the problem.
+  if (usage && !wantsJson) io.stderr.write(`\n${usage}\n`)
   return err instanceof UsageError || err instanceof NotAvailableError ? EXIT.USAGE : EXIT.FAILED
 }
 

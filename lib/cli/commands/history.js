@@ -17,9 +17,12 @@ const command = {
   options: { execution: { type: 'string' } },
   positionals: [{ name: 'instance-id', required: true }],
 
-  async run({ client, values, positionals }) {
+  prepare({ values }) {
+    return { requested: intOption(command, 'execution', values.execution, { min: 1 }) }
+  },
+
+  async run({ client, positionals, prepared: { requested } }) {
     const id = positionals['instance-id']
-    const requested = intOption(command, 'execution', values.execution, { min: 1 })
     const executions = await client.listExecutions(id)
     if (executions.length === 0) throw new NotFoundError(`instance '${id}' not found`)
     const executionId = requested ?? executions[executions.length - 1]

@@ -22,12 +22,15 @@ const command = {
   },
   positionals: [],
 
-  async run({ client, values }) {
-    const limit = intOption(command, 'limit', values.limit, { fallback: 50 })
+  prepare({ values }) {
     const status = values.status
     if (status !== undefined && !INSTANCE_STATUSES.includes(status)) {
       throw new UsageError(`list: --status must be one of ${INSTANCE_STATUSES.join(', ')}, got '${status}'`, command.usage)
     }
+    return { status, limit: intOption(command, 'limit', values.limit, { fallback: 50 }) }
+  },
+
+  async run({ client, values, prepared: { status, limit } }) {
     const ids = status === undefined ? await client.listAllInstances() : await client.listInstancesByStatus(status)
     const instances = []
     let truncated = false

@@ -1,10 +1,12 @@
 'use strict'
 // `prune --completed-before <when>`: retention. By default deletes old
 // executions (continue-as-new leaves one per turn; the current one is always
-// kept); with --instances deletes whole terminal root instances instead.
+// kept; lib/cli/retention.js); with --instances deletes whole terminal root
+// instances instead.
 const { UsageError, AbortedError } = require('../errors')
 const { intOption, timeOption } = require('../args')
 const { confirm } = require('../confirm')
+const { pruneOldExecutions } = require('../retention')
 const { fields, when } = require('../output')
 
 const command = {
@@ -16,7 +18,7 @@ const command = {
                              a date alone is UTC midnight) or an age (30d, 12h, 15m)
   --keep-last <n>            keep each instance's newest n executions (the
                              current one counts and is never pruned)
-  --limit <n>                consider at most n instances (the store's default: 1000)
+  --limit <n>                consider at most n instances (default 1000)
   --instances                delete whole Completed/Failed root instances whose
                              current execution completed before <when>, with their
                              sub-orchestrations (Running ones are skipped)
@@ -30,7 +32,7 @@ const command = {
   },
   positionals: [],
 
-  async run({ client, values, io }) {
+  prepare({ values }) {
     if (values['completed-before'] === undefined) throw new UsageError('prune: missing --completed-before <when>', command.usage)
     const completedBefore = timeOption(command, 'completed-before', values['completed-before'])
     const keepLast = intOption(command, 'keep-last', values['keep-last'], { min: 1 })
@@ -38,15 +40,18 @@ const command = {
     if (values.instances && keepLast !== undefined) {
       throw new UsageError('prune: --keep-last applies to executions, not to --instances', command.usage)
     }
-    const scope = limit === undefined ? {} : { limit }
+    return { completedBefore, keepLast, limit }
+  },
+
+  async run({ client, values, io, prepared: { completedBefore, keepLast, limit } }) {
     const mode = values.instances ? 'instances' : 'executions'
     const question = values.instances
       ? `Delete finished root instances completed before ${when(completedBefore)}?`
       : `Delete executions completed before ${when(completedBefore)}${keepLast ? `, keeping each instance's newest ${keepLast}` : ''}?`
     if (!(await confirm(command, values, question, io))) throw new AbortedError('prune: not confirmed; nothing was deleted')
     const result = values.instances
-      ? await client.deleteInstanceBulk({ ...scope, completedBefore })
-      : await client.pruneExecutionsBulk(scope, { completedBefore, ...(keepLast === undefined ? {} : { keepLast }) })
+      ? await client.deleteInstanceBulk({ ...(limit === undefined ? {} : { limit }), completedBefore })
+      : await pruneOldExecutions(client, { completedBefore, keepLast, limit })
     return { mode, completedBefore: new Date(completedBefore).toISOString(), ...(keepLast === undefined ? {} : { keepLast }), ...result }
   },
 

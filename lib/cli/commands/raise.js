@@ -20,18 +20,19 @@ const command = {
     { name: 'json-data', required: false },
   ],
 
-  async run({ client, positionals }) {
+  prepare({ positionals }) {
+    const text = positionals['json-data']
+    if (text === undefined) return { data: null }
+    try {
+      return { data: JSON.parse(text) }
+    } catch (err) {
+      throw new UsageError(`raise: <json-data> is not JSON text (${err.message}): ${text}`, command.usage)
+    }
+  },
+
+  async run({ client, positionals, prepared: { data } }) {
     const id = positionals['instance-id']
     const event = positionals['event-name']
-    const text = positionals['json-data']
-    let data = null
-    if (text !== undefined) {
-      try {
-        data = JSON.parse(text)
-      } catch (err) {
-        throw new UsageError(`raise: <json-data> is not JSON text (${err.message}): ${text}`, command.usage)
-      }
-    }
     const info = await client.getInstanceInfo(id)
     if (info.status !== 'Running') {
       throw new RuntimeStateError(`instance '${id}' is ${info.status}; only a Running instance receives events`)

@@ -26,20 +26,19 @@ const command = {
   options: { module: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
   positionals: [],
 
-  /** Checked before the store is opened, so a build without the kit never connects. */
   prepare({ values }) {
     if (values.module === undefined) throw new UsageError('replay: missing --module <file>', command.usage)
     if (values.status !== undefined && !INSTANCE_STATUSES.includes(values.status)) {
       throw new UsageError(`replay: --status must be one of ${INSTANCE_STATUSES.join(', ')}, got '${values.status}'`, command.usage)
     }
-    intOption(command, 'limit', values.limit, { min: 1 })
+    const limit = intOption(command, 'limit', values.limit, { min: 1 })
     const replayInstances = loadReplayInstances()
     if (!replayInstances) {
       throw new NotAvailableError(
         'replay is not available in this build: duroxide-node/testing with replayInstances is not installed',
       )
     }
-    return { replayInstances }
+    return { replayInstances, limit }
   },
 
   async run({ provider, values, prepared }) {
@@ -57,7 +56,7 @@ const command = {
     // Never started: it only holds today's registrations for the replay.
     const runtime = new Runtime(provider)
     await register(runtime)
-    const limit = intOption(command, 'limit', values.limit, { min: 1 })
+    const { limit } = prepared
     const results = await prepared.replayInstances(provider, runtime, {
       ...(values.status === undefined ? {} : { status: values.status }),
       ...(limit === undefined ? {} : { limit }),
