@@ -134,10 +134,15 @@ for (const [kind, open] of backends) {
     if (kind === 'postgres') {
       test('a Postgres schema that does not exist is an error and is not created', async () => {
         const schema = uniqueName('cli_absent')
-        const r = await runCli(['list', '--json', '--database-url', DATABASE_URL, '--schema', schema])
-        assert.equal(r.code, 1)
-        assert.equal(r.error.code, 'ERR_PROVIDER')
-        assert.equal(psql(`SELECT count(*) FROM information_schema.schemata WHERE schema_name = '${schema}'`), '0')
+        try {
+          const r = await runCli(['list', '--json', '--database-url', DATABASE_URL, '--schema', schema])
+          assert.equal(r.code, 1)
+          assert.equal(r.error.code, 'ERR_PROVIDER')
+          assert.match(r.error.message, new RegExp(`no duroxide store in schema '${schema}'`))
+          assert.equal(psql(`SELECT count(*) FROM information_schema.schemata WHERE schema_name = '${schema}'`), '0')
+        } finally {
+          psql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+        }
       })
     } else {
       test('the store URL is read from DUROXIDE_DATABASE_URL', async () => {

@@ -39,6 +39,7 @@ test('usage errors exit 2 with ERR_INVALID_ARGUMENT and the usage text on stderr
     [['prune', '--yes', '--database-url', 'sqlite:/x.db'], /missing --completed-before/, /Usage: duroxide-node prune/],
     [['prune', '--instances', '--keep-last', '2', '--completed-before', '1d', '--yes', '--database-url', 'sqlite:/x.db'], /--keep-last applies to executions/, /Usage: duroxide-node prune/],
     [['list', '--schema', 's', '--database-url', 'sqlite:/x.db'], /--schema applies to Postgres only/, /Usage: duroxide-node list/],
+    [['list', '--database-url', 'mysql://root:secret@db/app'], /must start with sqlite: or postgres:\/\/, got a 'mysql:' URL/, /Usage: duroxide-node list/],
   ]
   for (const [args, message, usage] of cases) {
     const r = await runCli(args)

@@ -6,7 +6,7 @@
 // Postgres is opened with `migrations: 'verifyOnly'` (no schema is created,
 // no migration applied).
 const fs = require('node:fs')
-const { SqliteProvider, PostgresProvider, NotFoundError } = require('../..')
+const { SqliteProvider, PostgresProvider, NotFoundError, ProviderError } = require('../..')
 const { UsageError } = require('./errors')
 
 /** The file a `sqlite:` URL names, spelled as SqliteProvider.open reads it. */
@@ -21,6 +21,14 @@ function storeTarget(values, command, env = process.env) {
   const schema = values.schema ?? (env.DUROXIDE_SCHEMA || undefined)
   if (!url) {
     throw new UsageError(`${command.name}: no store given: pass --database-url <url> or set DUROXIDE_DATABASE_URL`, command.usage)
+  }
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/i.test(url)) {
+    // Only the scheme is shown: the rest of a URL may carry a password.
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)
+    throw new UsageError(
+      `${command.name}: the store URL must start with sqlite: or postgres://, got ${scheme ? `a '${scheme[0]}' URL` : 'no scheme'}`,
+      command.usage,
+    )
   }
   return { url, schema }
 }
@@ -39,10 +47,22 @@ async function openStore({ url, schema }, command) {
   }
   // Two connections: commands run their reads a few at a time.
   const options = { maxConnections: 2, migrations: 'verifyOnly' }
-  const provider = schema === undefined
-    ? await PostgresProvider.connect(url, options)
-    : await PostgresProvider.connectWithSchema(url, schema, options)
-  return { provider, backend: 'postgres' }
+  try {
+    const provider = schema === undefined
+      ? await PostgresProvider.connect(url, options)
+      : await PostgresProvider.connectWithSchema(url, schema, options)
+    return { provider, backend: 'postgres' }
+  } catch (err) {
+    // duroxide-pg words this for library users (MigrationPolicy::...); an
+    // operator most likely named the wrong schema.
+    if (err.code === 'ERR_PROVIDER' && /migrations not initialized/.test(err.message)) {
+      throw new ProviderError(
+        `no duroxide store in schema '${schema ?? 'public'}' (check --schema or DUROXIDE_SCHEMA; the CLI creates and migrates nothing): ${err.message}`,
+        { cause: err },
+      )
+    }
+    throw err
+  }
 }
 
 module.exports = { storeTarget, openStore, sqliteFilePath }
