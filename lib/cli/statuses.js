@@ -1,5 +1,16 @@
 'use strict'
-// The execution statuses the store reports (api.md's ExecutionStatusName).
+// The execution statuses the store reports (api.md's ExecutionStatusName),
+// and the `--status` option that picks one.
+const { UsageError } = require('./errors')
+
 const INSTANCE_STATUSES = Object.freeze(['Running', 'Completed', 'Failed', 'ContinuedAsNew'])
 
-module.exports = { INSTANCE_STATUSES }
+/** `--status` checked against the statuses; undefined when absent. */
+function statusOption(command, raw) {
+  if (raw !== undefined && !INSTANCE_STATUSES.includes(raw)) {
+    throw new UsageError(`${command.name}: --status must be one of ${INSTANCE_STATUSES.join(', ')}, got '${raw}'`, command.usage)
+  }
+  return raw
+}
+
+module.exports = { INSTANCE_STATUSES, statusOption }

@@ -1,8 +1,7 @@
 'use strict'
 // `list`: instances in the store's order (newest first where the store
 // records creation), optionally only one status or orchestration name.
-const { INSTANCE_STATUSES } = require('../statuses')
-const { UsageError } = require('../errors')
+const { INSTANCE_STATUSES, statusOption } = require('../statuses')
 const { intOption } = require('../args')
 const { mapLimited } = require('../concurrent')
 const { table, when } = require('../output')
@@ -23,11 +22,7 @@ const command = {
   positionals: [],
 
   prepare({ values }) {
-    const status = values.status
-    if (status !== undefined && !INSTANCE_STATUSES.includes(status)) {
-      throw new UsageError(`list: --status must be one of ${INSTANCE_STATUSES.join(', ')}, got '${status}'`, command.usage)
-    }
-    return { status, limit: intOption(command, 'limit', values.limit, { fallback: 50 }) }
+    return { status: statusOption(command, values.status), limit: intOption(command, 'limit', values.limit, { fallback: 50 }) }
   },
 
   async run({ client, values, prepared: { status, limit } }) {

@@ -6,7 +6,7 @@
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { Runtime, InvalidArgumentError } = require('../../..')
-const { INSTANCE_STATUSES } = require('../statuses')
+const { INSTANCE_STATUSES, statusOption } = require('../statuses')
 const { UsageError, NotAvailableError } = require('../errors')
 const { intOption } = require('../args')
 const { table } = require('../output')
@@ -28,9 +28,7 @@ const command = {
 
   prepare({ values }) {
     if (values.module === undefined) throw new UsageError('replay: missing --module <file>', command.usage)
-    if (values.status !== undefined && !INSTANCE_STATUSES.includes(values.status)) {
-      throw new UsageError(`replay: --status must be one of ${INSTANCE_STATUSES.join(', ')}, got '${values.status}'`, command.usage)
-    }
+    const status = statusOption(command, values.status)
     const limit = intOption(command, 'limit', values.limit, { min: 1 })
     const replayInstances = loadReplayInstances()
     if (!replayInstances) {
@@ -38,7 +36,7 @@ const command = {
         'replay is not available in this build: duroxide-node/testing with replayInstances is not installed',
       )
     }
-    return { replayInstances, limit }
+    return { replayInstances, status, limit }
   },
 
   async run({ provider, values, prepared }) {
@@ -56,9 +54,9 @@ const command = {
     // Never started: it only holds today's registrations for the replay.
     const runtime = new Runtime(provider)
     await register(runtime)
-    const { limit } = prepared
+    const { status, limit } = prepared
     const results = await prepared.replayInstances(provider, runtime, {
-      ...(values.status === undefined ? {} : { status: values.status }),
+      ...(status === undefined ? {} : { status }),
       ...(limit === undefined ? {} : { limit }),
     })
     const diverged = results.filter((r) => !r.ok).length
