@@ -9,7 +9,7 @@ const assert = require('node:assert/strict')
 const { backends, eventually, psql, uniqueName, DATABASE_URL, Client } = require('./helpers')
 const { openStore } = require('./fixtures/store')
 const { Runtime } = require('..')
-const { runCli } = require('./fixtures/cli-run')
+const { runCli, onTerminal } = require('./fixtures/cli-run')
 
 function register(rt) {
   rt.registerActivity('Echo', async (ctx, x) => x)
@@ -311,6 +311,21 @@ for (const [kind, open] of backends) {
       assert.equal(again.error.code, 'ERR_RUNTIME_STATE')
     })
 
+    if (kind === 'sqlite') {
+      test('on a terminal delete asks first: no keeps the instance, yes deletes it', async () => {
+        const no = await onTerminal(['delete', ids.main, ...storeArgs], 'n')
+        assert.equal(no.code, 1, no.output)
+        assert.match(no.output, new RegExp(`Delete Completed instance '${ids.main}' and 1 sub-orchestration\\(s\\)\\? \\[y/N\\]`))
+        assert.match(no.output, /\[ERR_ABORTED\]: delete: not confirmed; nothing was deleted/)
+        assert.equal((await client.getStatus(ids.main)).status, 'Completed')
+        const yes = await onTerminal(['delete', ids.main, ...storeArgs], 'y')
+        assert.equal(yes.code, 0, yes.output)
+        assert.match(yes.output, /^instances:\s+2\s*$/m)
+        assert.equal((await client.getStatus(ids.main)).status, 'NotFound')
+        assert.equal((await client.getStatus(ids.child)).status, 'NotFound')
+      })
+    }
+
     test('prune deletes old executions with --keep-last, and with --instances whole finished instances', async () => {
       const noYes = await cli('prune', '--completed-before', '2999-01-01')
       assert.equal(noYes.code, 2)
@@ -338,13 +353,14 @@ for (const [kind, open] of backends) {
       const old = await cli('prune', '--instances', '--completed-before', '1d', '--yes', '--json')
       assert.equal(old.code, 0, old.stderr)
       assert.equal(old.json.instancesDeleted, 0)
-      assert.equal((await client.getStatus(ids.main)).status, 'Completed')
+      assert.equal((await client.getStatus(ids.counter)).status, 'Completed')
 
+      // Every instance left has finished by now.
+      const left = (await client.listAllInstances()).length
       const all = await cli('prune', '--instances', '--completed-before', future, '--yes', '--json')
       assert.equal(all.code, 0, all.stderr)
       assert.equal(all.json.mode, 'instances')
-      // main (with its child), counter, waiter and waiter2 are finished roots.
-      assert.equal(all.json.instancesDeleted, 5)
+      assert.equal(all.json.instancesDeleted, left)
       assert.deepEqual(await client.listAllInstances(), [])
     })
 
