@@ -5,6 +5,14 @@ const { UsageError } = require('./errors')
 
 const INSTANCE_STATUSES = Object.freeze(['Running', 'Completed', 'Failed', 'ContinuedAsNew'])
 
+/**
+ * Whether the instance still runs: its current execution is Running, or has
+ * just continued as new and the next one has not started yet.
+ */
+function isLive(status) {
+  return status === 'Running' || status === 'ContinuedAsNew'
+}
+
 /** `--status` checked against the statuses; undefined when absent. */
 function statusOption(command, raw) {
   if (raw !== undefined && !INSTANCE_STATUSES.includes(raw)) {
@@ -13,4 +21,4 @@ function statusOption(command, raw) {
   return raw
 }
 
-module.exports = { INSTANCE_STATUSES, statusOption }
+module.exports = { INSTANCE_STATUSES, statusOption, isLive }

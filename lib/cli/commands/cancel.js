@@ -2,6 +2,7 @@
 // `cancel <id> [--reason]`: requests cancellation of a running instance.
 const { RuntimeStateError } = require('../../..')
 const { fields } = require('../output')
+const { isLive } = require('../statuses')
 
 const command = {
   name: 'cancel',
@@ -18,7 +19,7 @@ const command = {
   async run({ client, values, positionals }) {
     const id = positionals['instance-id']
     const info = await client.getInstanceInfo(id)
-    if (info.status !== 'Running') {
+    if (!isLive(info.status)) {
       throw new RuntimeStateError(`instance '${id}' is ${info.status}; only a Running instance can be cancelled`)
     }
     await client.cancelInstance(id, values.reason)

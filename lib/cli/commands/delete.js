@@ -4,6 +4,7 @@ const { RuntimeStateError, InvalidArgumentError } = require('../../..')
 const { AbortedError } = require('../errors')
 const { confirm } = require('../confirm')
 const { fields } = require('../output')
+const { isLive } = require('../statuses')
 
 const command = {
   name: 'delete',
@@ -22,7 +23,7 @@ const command = {
     if (info.parentInstanceId !== undefined) {
       throw new InvalidArgumentError(`instance '${id}' is a sub-orchestration of '${info.parentInstanceId}'; delete its root instead`)
     }
-    if (info.status === 'Running' && !values.force) {
+    if (isLive(info.status) && !values.force) {
       throw new RuntimeStateError(`instance '${id}' is Running; pass --force to delete it anyway`)
     }
     const tree = await client.getInstanceTree(id)

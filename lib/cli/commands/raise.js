@@ -3,6 +3,7 @@
 const { RuntimeStateError } = require('../../..')
 const { UsageError } = require('../errors')
 const { fields } = require('../output')
+const { isLive } = require('../statuses')
 
 const command = {
   name: 'raise',
@@ -34,7 +35,7 @@ const command = {
     const id = positionals['instance-id']
     const event = positionals['event-name']
     const info = await client.getInstanceInfo(id)
-    if (info.status !== 'Running') {
+    if (!isLive(info.status)) {
       throw new RuntimeStateError(`instance '${id}' is ${info.status}; only a Running instance receives events`)
     }
     await client.raiseEvent(id, event, data)
