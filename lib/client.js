@@ -4,7 +4,8 @@ const native = require('./native')
 const { call, InvalidArgumentError, NotFoundError, OrchestrationFailedError, TimeoutError, describe } = require('./errors')
 const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
-const { nonEmptyString, nonNegativeNumber, optionalString } = require('./validate')
+const { string, number, optionalString } = require('./validate')
+const { compact, filterArg, pruneOptionsArg } = require('./client-management')
 
 /** The status object of api.md; `output` stays a JSON string unless `parse`. */
 function toStatus(s, parse) {
@@ -16,37 +17,33 @@ function toStatus(s, parse) {
   return out
 }
 
+// Argument checks here are type checks; the values (ids, names, versions,
+// durations, statuses) are judged by the native client (src/rules.rs).
 class Client {
   #native
 
   constructor(provider) {
     this.#native = new native.NativeClient(nativeProviderOf(provider, 'new Client()'))
-    this._provider = provider
-  }
-
-  /** @internal the native client, for lib/ extensions. */
-  get _nativeClient() {
-    return this.#native
   }
 
   async startOrchestration(instanceId, name, input) {
-    nonEmptyString('instanceId', instanceId)
-    nonEmptyString('orchestrationName', name)
+    string('instanceId', instanceId)
+    string('orchestrationName', name)
     const payload = encode(input, 'input')
     return call(() => this.#native.startOrchestration(instanceId, name, payload))
   }
 
   async startOrchestrationVersioned(instanceId, name, input, version) {
-    nonEmptyString('instanceId', instanceId)
-    nonEmptyString('orchestrationName', name)
-    nonEmptyString('version', version)
+    string('instanceId', instanceId)
+    string('orchestrationName', name)
+    string('version', version)
     const payload = encode(input, 'input')
     return call(() => this.#native.startOrchestrationVersioned(instanceId, name, payload, version))
   }
 
   /** `{ status, output?, error?, customStatus?, customStatusVersion }`; `output` is the raw JSON string. */
   async getStatus(instanceId) {
-    nonEmptyString('instanceId', instanceId)
+    string('instanceId', instanceId)
     return toStatus(await call(() => this.#native.getStatus(instanceId)), false)
   }
 
@@ -61,8 +58,8 @@ class Client {
    * slow orchestration.
    */
   async waitForOrchestration(instanceId, timeoutMs = 30000) {
-    nonEmptyString('instanceId', instanceId)
-    const t = nonNegativeNumber('timeoutMs', timeoutMs, 30000)
+    string('instanceId', instanceId)
+    const t = number('timeoutMs', timeoutMs, 30000)
     try {
       return toStatus(await call(() => this.#native.waitForOrchestration(instanceId, t)), true)
     } catch (err) {
@@ -92,32 +89,149 @@ class Client {
   }
 
   async waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs = 500, timeoutMs = 30000) {
-    nonEmptyString('instanceId', instanceId)
-    const v = nonNegativeNumber('lastSeenVersion', lastSeenVersion)
-    if (v === undefined) throw new InvalidArgumentError(`lastSeenVersion must be a non-negative number, got ${describe(lastSeenVersion)}`)
-    const p = nonNegativeNumber('pollIntervalMs', pollIntervalMs, 500)
-    const t = nonNegativeNumber('timeoutMs', timeoutMs, 30000)
+    string('instanceId', instanceId)
+    const v = number('lastSeenVersion', lastSeenVersion)
+    const p = number('pollIntervalMs', pollIntervalMs, 500)
+    const t = number('timeoutMs', timeoutMs, 30000)
     return toStatus(await call(() => this.#native.waitForStatusChange(instanceId, v, p, t)), false)
   }
 
   async raiseEvent(instanceId, eventName, data) {
-    nonEmptyString('instanceId', instanceId)
-    nonEmptyString('eventName', eventName)
+    string('instanceId', instanceId)
+    string('eventName', eventName)
     const payload = encode(data, 'data')
     return call(() => this.#native.raiseEvent(instanceId, eventName, payload))
   }
 
   async enqueueEvent(instanceId, queueName, data) {
-    nonEmptyString('instanceId', instanceId)
-    nonEmptyString('queueName', queueName)
+    string('instanceId', instanceId)
+    string('queueName', queueName)
     const payload = encode(data, 'data')
     return call(() => this.#native.enqueueEvent(instanceId, queueName, payload))
   }
 
   async cancelInstance(instanceId, reason) {
-    nonEmptyString('instanceId', instanceId)
+    string('instanceId', instanceId)
     const r = optionalString('reason', reason)
     return call(() => this.#native.cancelInstance(instanceId, r ?? null))
+  }
+
+  // ---- KV -----------------------------------------------------------------
+  // Stored values stay the strings the store holds (only waitForOrchestration
+  // parses, as api.md says).
+
+  /** The stored string of `key` on the instance, or null. */
+  async getValue(instanceId, key) {
+    string('instanceId', instanceId)
+    string('key', key)
+    return (await call(() => this.#native.getValue(instanceId, key))) ?? null
+  }
+
+  /** Resolves with the stored string once `key` is set; rejects with ERR_TIMEOUT. */
+  async waitForValue(instanceId, key, timeoutMs = 30000) {
+    string('instanceId', instanceId)
+    string('key', key)
+    const t = number('timeoutMs', timeoutMs, 30000)
+    return call(() => this.#native.waitForValue(instanceId, key, t))
+  }
+
+  /** `{ key: storedString }` of every key of the instance. */
+  async getKvAllValues(instanceId) {
+    string('instanceId', instanceId)
+    return { ...(await call(() => this.#native.getKvAllValues(instanceId))) }
+  }
+
+  // ---- stats ----------------------------------------------------------------
+  async getSystemMetrics() {
+    return { ...(await call(() => this.#native.getSystemMetrics())) }
+  }
+
+  async getQueueDepths() {
+    return { ...(await call(() => this.#native.getQueueDepths())) }
+  }
+
+  /** Sizes of the instance's current execution, or null if it does not exist. */
+  async getOrchestrationStats(instanceId) {
+    string('instanceId', instanceId)
+    const s = await call(() => this.#native.getOrchestrationStats(instanceId))
+    return s == null ? null : { ...s }
+  }
+
+  // ---- management -------------------------------------------------------------
+  // Results keep the field names of api.md; optional fields are omitted
+  // rather than null.
+  async listAllInstances() {
+    return call(() => this.#native.listAllInstances())
+  }
+
+  /** `status`: 'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'; anything else is refused natively. */
+  async listInstancesByStatus(status) {
+    return call(() => this.#native.listInstancesByStatus(status))
+  }
+
+  /** Rejects with ERR_NOT_FOUND for an unknown instance. */
+  async getInstanceInfo(instanceId) {
+    string('instanceId', instanceId)
+    return compact(await call(() => this.#native.getInstanceInfo(instanceId)))
+  }
+
+  /** Rejects with ERR_NOT_FOUND for an unknown instance or execution. */
+  async getExecutionInfo(instanceId, executionId) {
+    string('instanceId', instanceId)
+    number('executionId', executionId)
+    return compact(await call(() => this.#native.getExecutionInfo(instanceId, executionId)))
+  }
+
+  /** Execution ids in ascending order; `[]` for an unknown instance. */
+  async listExecutions(instanceId) {
+    string('instanceId', instanceId)
+    return call(() => this.#native.listExecutions(instanceId))
+  }
+
+  /** `[{ eventId, kind, sourceEventId?, timestampMs, data? }]`, oldest first. */
+  async readExecutionHistory(instanceId, executionId) {
+    string('instanceId', instanceId)
+    number('executionId', executionId)
+    const events = await call(() => this.#native.readExecutionHistory(instanceId, executionId))
+    return events.map(compact)
+  }
+
+  /** `{ rootId, allIds, size }`; rejects with ERR_NOT_FOUND for an unknown instance. */
+  async getInstanceTree(instanceId) {
+    string('instanceId', instanceId)
+    const t = await call(() => this.#native.getInstanceTree(instanceId))
+    return { rootId: t.rootId, allIds: t.allIds, size: t.size }
+  }
+
+  /**
+   * Deletes a root instance and its sub-orchestrations. A running instance
+   * needs `force` (ERR_RUNTIME_STATE otherwise); a sub-orchestration id is
+   * ERR_INVALID_ARGUMENT; an unknown id is ERR_NOT_FOUND.
+   */
+  async deleteInstance(instanceId, force = false) {
+    string('instanceId', instanceId)
+    if (force === undefined || force === null) force = false
+    if (typeof force !== 'boolean') throw new InvalidArgumentError(`force must be a boolean, got ${describe(force)}`)
+    return { ...(await call(() => this.#native.deleteInstance(instanceId, force))) }
+  }
+
+  /** Deletes terminal root instances matching `filter = { instanceIds?, completedBefore?, limit? }`. */
+  async deleteInstanceBulk(filter = {}) {
+    const f = filterArg(filter)
+    return { ...(await call(() => this.#native.deleteInstanceBulk(f))) }
+  }
+
+  /** Deletes old executions; `options = { keepLast?, completedBefore? }`. The current execution stays. */
+  async pruneExecutions(instanceId, options = {}) {
+    string('instanceId', instanceId)
+    const o = pruneOptionsArg(options)
+    return { ...(await call(() => this.#native.pruneExecutions(instanceId, o))) }
+  }
+
+  async pruneExecutionsBulk(filter = {}, options = {}) {
+    const f = filterArg(filter)
+    const o = pruneOptionsArg(options)
+    return { ...(await call(() => this.#native.pruneExecutionsBulk(f, o))) }
   }
 }
 
@@ -126,8 +240,5 @@ Client.prototype.startOrchestrationTyped = Client.prototype.startOrchestration
 Client.prototype.startOrchestrationVersionedTyped = Client.prototype.startOrchestrationVersioned
 Client.prototype.raiseEventTyped = Client.prototype.raiseEvent
 Client.prototype.enqueueEventTyped = Client.prototype.enqueueEvent
-
-// KV, stats and management (lib/client-management.js).
-require('./client-management').install(Client)
 
 module.exports = { Client, toStatus }

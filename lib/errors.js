@@ -1,8 +1,8 @@
 'use strict'
 // Error classes of the package. Every error thrown or rejected by duroxide-node
-// is a DuroxideError with a stable `code`. Native errors arrive as
-// "[ERR_CODE] message" (see src/errors.rs) and are turned into these classes
-// here, keeping the native error as `cause`.
+// is a DuroxideError with a stable `code`. Native errors arrive with that
+// `code` already set (see src/errors.rs) and are turned into these classes
+// here by their code, keeping the native error as `cause`.
 
 class DuroxideError extends Error {
   constructor(message, code = 'ERR_INTERNAL', options) {
@@ -42,23 +42,22 @@ const byCode = {
   ERR_TIMEOUT: TimeoutError,
   ERR_PROVIDER: ProviderError,
   ERR_RUNTIME_STATE: RuntimeStateError,
+  // napi's own argument conversion ("Failed to convert ...") is a caller error.
+  InvalidArg: InvalidArgumentError,
+  NumberExpected: InvalidArgumentError,
+  StringExpected: InvalidArgumentError,
+  ObjectExpected: InvalidArgumentError,
+  FunctionExpected: InvalidArgumentError,
+  BooleanExpected: InvalidArgumentError,
 }
 
 /** Turns an error thrown by the native module into one of the classes above. */
 function fromNative(err) {
   if (err instanceof DuroxideError) return err
-  const text = err && typeof err.message === 'string' ? err.message : String(err)
-  const m = /^\[(ERR_[A-Z_]+)\] ([\s\S]*)$/.exec(text)
-  if (m) {
-    const Cls = byCode[m[1]]
-    return Cls ? new Cls(m[2], { cause: err }) : new DuroxideError(m[2], m[1], { cause: err })
-  }
-  // napi's own argument conversion ("Failed to convert ...") is a caller error.
-  if (err && (err.code === 'InvalidArg' || err.code === 'NumberExpected' || err.code === 'StringExpected' ||
-      err.code === 'ObjectExpected' || err.code === 'FunctionExpected' || err.code === 'BooleanExpected')) {
-    return new InvalidArgumentError(text, { cause: err })
-  }
-  return new DuroxideError(text, 'ERR_INTERNAL', { cause: err })
+  const message = err && typeof err.message === 'string' ? err.message : String(err)
+  const Cls = err && byCode[err.code]
+  if (Cls) return new Cls(message, { cause: err })
+  return new DuroxideError(message, 'ERR_INTERNAL', { cause: err })
 }
 
 /** Runs a synchronous native call, rethrowing its error as a DuroxideError. */

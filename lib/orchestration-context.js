@@ -5,22 +5,24 @@
 const { InvalidArgumentError, describe } = require('./errors')
 const { encode } = require('./json')
 const { Task, descriptorsOf } = require('./tasks')
-const { nonEmptyString, optionalString, nonNegativeNumber, semverString, rootInstanceId } = require('./validate')
+const { string, number, nonEmptyString, optionalString, nonNegativeNumber } = require('./validate')
+
+/** Checks the keys and types of an options object; Rust judges the values (src/rules.rs). */
+function knownKeys(what, value, known) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidArgumentError(`${what} must be an object, got ${describe(value)}`)
+  }
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) throw new InvalidArgumentError(`${what}.${key} is not an option here (expected ${known.join(', ')})`)
+  }
+  return value
+}
 
 function retrySpec(retry) {
-  if (retry === null || typeof retry !== 'object') {
-    throw new InvalidArgumentError(`retry must be an object like { maxAttempts: 3 }, got ${describe(retry)}`)
-  }
-  const known = ['maxAttempts', 'timeoutMs', 'totalTimeoutMs', 'backoff']
-  for (const key of Object.keys(retry)) {
-    if (!known.includes(key)) throw new InvalidArgumentError(`retry.${key} is not a retry option (expected ${known.join(', ')})`)
-  }
-  const spec = { maxAttempts: retry.maxAttempts }
-  if (typeof retry.maxAttempts !== 'number' || !Number.isInteger(retry.maxAttempts) || retry.maxAttempts < 1) {
-    throw new InvalidArgumentError(`retry.maxAttempts must be an integer >= 1, got ${describe(retry.maxAttempts)}`)
-  }
-  if (retry.timeoutMs != null) spec.timeoutMs = nonNegativeNumber('retry.timeoutMs', retry.timeoutMs)
-  if (retry.totalTimeoutMs != null) spec.totalTimeoutMs = nonNegativeNumber('retry.totalTimeoutMs', retry.totalTimeoutMs)
+  knownKeys('retry', retry, ['maxAttempts', 'timeoutMs', 'totalTimeoutMs', 'backoff'])
+  const spec = { maxAttempts: number('retry.maxAttempts', retry.maxAttempts) }
+  if (retry.timeoutMs != null) spec.timeoutMs = number('retry.timeoutMs', retry.timeoutMs)
+  if (retry.totalTimeoutMs != null) spec.totalTimeoutMs = number('retry.totalTimeoutMs', retry.totalTimeoutMs)
   if (retry.backoff != null) spec.backoff = retry.backoff
   return spec
 }
@@ -43,57 +45,58 @@ class OrchestrationContext {
   }
 
   // ---- activities ---------------------------------------------------------
+  /** `options`: `{ sessionId? }`; tag the task with `.withTag()`. */
   scheduleActivity(name, input, options) {
-    const d = { kind: 'activity', name: nonEmptyString('name', name), input: encode(input, 'input') }
-    const sessionId = options && optionalString('options.sessionId', options.sessionId)
-    if (sessionId !== undefined) d.sessionId = nonEmptyString('options.sessionId', sessionId)
+    const d = { kind: 'activity', name: string('name', name), input: encode(input, 'input') }
+    if (options != null) {
+      knownKeys('options', options, ['sessionId'])
+      const sessionId = optionalString('options.sessionId', options.sessionId)
+      if (sessionId !== undefined) d.sessionId = sessionId
+    }
     return new Task(d)
   }
 
   scheduleActivityOnSession(name, input, sessionId) {
-    return this.scheduleActivity(name, input, { sessionId: nonEmptyString('sessionId', sessionId) })
+    return this.scheduleActivity(name, input, { sessionId: string('sessionId', sessionId) })
   }
 
   scheduleActivityWithRetry(name, input, retry) {
-    return new Task({ kind: 'activity', name: nonEmptyString('name', name), input: encode(input, 'input'), retry: retrySpec(retry) })
+    return new Task({ kind: 'activity', name: string('name', name), input: encode(input, 'input'), retry: retrySpec(retry) })
   }
 
   scheduleActivityWithRetryOnSession(name, input, retry, sessionId) {
     return new Task({
       kind: 'activity',
-      name: nonEmptyString('name', name),
+      name: string('name', name),
       input: encode(input, 'input'),
       retry: retrySpec(retry),
-      sessionId: nonEmptyString('sessionId', sessionId),
+      sessionId: string('sessionId', sessionId),
     })
   }
 
   // ---- timers and events --------------------------------------------------
   scheduleTimer(delayMs) {
-    if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0) {
-      throw new InvalidArgumentError(`delayMs must be a non-negative integer, got ${describe(delayMs)}`)
-    }
-    return new Task({ kind: 'timer', delayMs })
+    return new Task({ kind: 'timer', delayMs: number('delayMs', delayMs) })
   }
 
   waitForEvent(name) {
-    return new Task({ kind: 'event', name: nonEmptyString('name', name) })
+    return new Task({ kind: 'event', name: string('name', name) })
   }
 
   dequeueEvent(queueName) {
-    return new Task({ kind: 'dequeue', queue: nonEmptyString('queueName', queueName) })
+    return new Task({ kind: 'dequeue', queue: string('queueName', queueName) })
   }
 
   // ---- sub-orchestrations and detached starts -------------------------------
   scheduleSubOrchestration(name, input) {
-    return new Task({ kind: 'subOrchestration', name: nonEmptyString('name', name), input: encode(input, 'input') })
+    return new Task({ kind: 'subOrchestration', name: string('name', name), input: encode(input, 'input') })
   }
 
   scheduleSubOrchestrationWithId(name, instanceId, input) {
     return new Task({
       kind: 'subOrchestration',
-      name: nonEmptyString('name', name),
-      instanceId: rootInstanceId('instanceId', instanceId),
+      name: string('name', name),
+      instanceId: string('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -101,8 +104,8 @@ class OrchestrationContext {
   scheduleSubOrchestrationVersioned(name, version, input) {
     return new Task({
       kind: 'subOrchestration',
-      name: nonEmptyString('name', name),
-      version: semverString('version', version),
+      name: string('name', name),
+      version: string('version', version),
       input: encode(input, 'input'),
     })
   }
@@ -110,9 +113,9 @@ class OrchestrationContext {
   scheduleSubOrchestrationVersionedWithId(name, version, instanceId, input) {
     return new Task({
       kind: 'subOrchestration',
-      name: nonEmptyString('name', name),
-      version: semverString('version', version),
-      instanceId: rootInstanceId('instanceId', instanceId),
+      name: string('name', name),
+      version: string('version', version),
+      instanceId: string('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -120,8 +123,8 @@ class OrchestrationContext {
   startOrchestration(name, instanceId, input) {
     return new Task({
       kind: 'startOrchestration',
-      name: nonEmptyString('name', name),
-      instanceId: rootInstanceId('instanceId', instanceId),
+      name: string('name', name),
+      instanceId: string('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -129,9 +132,9 @@ class OrchestrationContext {
   startOrchestrationVersioned(name, version, instanceId, input) {
     return new Task({
       kind: 'startOrchestration',
-      name: nonEmptyString('name', name),
-      version: semverString('version', version),
-      instanceId: rootInstanceId('instanceId', instanceId),
+      name: string('name', name),
+      version: string('version', version),
+      instanceId: string('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
@@ -151,11 +154,11 @@ class OrchestrationContext {
   }
 
   continueAsNewVersioned(input, version) {
-    return new Task({ kind: 'continueAsNew', input: encode(input, 'input'), version: semverString('version', version) })
+    return new Task({ kind: 'continueAsNew', input: encode(input, 'input'), version: string('version', version) })
   }
 
   getValueFromInstance(instanceId, key) {
-    return new Task({ kind: 'getValueFromInstance', instanceId: nonEmptyString('instanceId', instanceId), key: nonEmptyString('key', key) })
+    return new Task({ kind: 'getValueFromInstance', instanceId: string('instanceId', instanceId), key: string('key', key) })
   }
 
   // ---- composition ------------------------------------------------------------

@@ -9,16 +9,30 @@
 //   events(event)                -> guard events to runtime.on() listeners (lib/runtime-events.js)
 // None of them throws: user errors travel inside the returned values.
 const native = require('./native')
-const { InvalidArgumentError, InvalidOptionError, RuntimeStateError, sync, call, describe, messageOf } = require('./errors')
+const { InvalidArgumentError, InvalidOptionError, sync, call, describe, messageOf } = require('./errors')
 const { encode, decode } = require('./json')
 const { Task, decodeOutcome } = require('./tasks')
 const { OrchestrationContext } = require('./orchestration-context')
 const { ActivityContext } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
-const { nonEmptyString, func } = require('./validate')
+const { string, number, func } = require('./validate')
 const { RuntimeEvents } = require('./runtime-events')
 
-const DEFAULT_VERSION = '1.0.0'
+const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
+
+/**
+ * Orchestrations are generator functions; anything else (an async function,
+ * a plain function) would fail every instance at its first turn, so it is
+ * refused at registration. Bound generator functions keep their prototype.
+ */
+function generatorFunction(name, fn) {
+  func('orchestration', fn)
+  if (fn instanceof GeneratorFunction) return fn
+  const kind = Object.getPrototypeOf(fn).constructor?.name === 'AsyncFunction' ? 'an async function' : describe(fn)
+  throw new InvalidArgumentError(
+    `orchestration '${name}' must be a generator function (function*), got ${kind}; orchestrations yield ctx tasks, they do not await`,
+  )
+}
 
 /** Copies an options object for Rust, dropping `undefined` and refusing what JSON cannot carry. */
 function optionValue(path, value) {
@@ -72,10 +86,6 @@ class Runtime {
   #generators = new Map() // invocation -> { iterator }
   #aborts = new Map() // invocation -> AbortController
   #events = new RuntimeEvents()
-  // 'created' | 'started' (start() was called) | 'stopped' (shutdown() was called).
-  // Tracked here because JS is single-threaded: the call order is the order the
-  // user wrote, while the native calls run on tokio threads in any order.
-  #phase = 'created'
   #starting = null // the native start promise, awaited by a shutdown that follows it
 
   constructor(provider, options) {
@@ -88,16 +98,11 @@ class Runtime {
     this.#provider = provider
   }
 
-  #requireCreated(call) {
-    if (this.#phase === 'started') {
-      throw new RuntimeStateError(`${call}: the runtime is already started; register handlers before start()`)
-    }
-    if (this.#phase === 'stopped') throw new RuntimeStateError(`${call}: the runtime has been shut down`)
-  }
+  // The lifecycle (created, running, stopped) is the native runtime's: it
+  // refuses a registration or start in the wrong phase (src/runtime.rs).
 
   registerActivity(name, fn) {
-    this.#requireCreated('registerActivity')
-    nonEmptyString('name', name)
+    string('name', name)
     func('activity', fn)
     sync(() => this.#native.registerActivity(name))
     this.#activities.set(name, fn)
@@ -105,24 +110,26 @@ class Runtime {
   }
 
   registerOrchestration(name, fn) {
-    return this.registerOrchestrationVersioned(name, DEFAULT_VERSION, fn)
+    return this.#registerOrchestration(name, undefined, fn)
   }
 
   registerOrchestrationVersioned(name, version, fn) {
-    this.#requireCreated('registerOrchestration')
-    nonEmptyString('name', name)
-    nonEmptyString('version', version)
-    func('orchestration', fn)
-    sync(() => this.#native.registerOrchestration(name, version))
+    return this.#registerOrchestration(name, string('version', version), fn)
+  }
+
+  #registerOrchestration(name, version, fn) {
+    string('name', name)
+    generatorFunction(name, fn)
+    // Rust fills in the default version and answers with the registered one,
+    // which is the version instances report when they start.
+    const registered = sync(() => this.#native.registerOrchestration(name, version))
     if (!this.#orchestrations.has(name)) this.#orchestrations.set(name, new Map())
-    this.#orchestrations.get(name).set(version, fn)
+    this.#orchestrations.get(name).set(registered, fn)
     return this
   }
 
   /** Resolves once dispatching has begun. */
   async start() {
-    this.#requireCreated('start')
-    this.#phase = 'started'
     this.#starting = call(() =>
       this.#native.start(
         (c) => this.#orchestrationStep(c),
@@ -154,10 +161,7 @@ class Runtime {
 
   /** Stops fetching, lets in-flight work finish for at most `timeoutMs`, returns once drained. */
   async shutdown(timeoutMs) {
-    if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs >= 0))) {
-      throw new InvalidArgumentError(`timeoutMs must be a non-negative number, got ${describe(timeoutMs)}`)
-    }
-    this.#phase = 'stopped'
+    if (timeoutMs !== undefined) number('timeoutMs', timeoutMs)
     // A shutdown issued right after start() stops what that start starts.
     if (this.#starting) await this.#starting.catch(() => {})
     await call(() => this.#native.shutdown(timeoutMs))

@@ -1,34 +1,39 @@
 'use strict'
 // Tasks: what an orchestration generator yields. A Task holds the descriptor
 // that crosses to Rust (src/bridge/tasks.rs) and decodes the outcome that
-// comes back.
-const { InvalidArgumentError, describe } = require('./errors')
+// comes back. Rust judges the descriptor when the task is made (the same check
+// it runs at `yield`), so a bad argument throws at the call that made it.
+const native = require('./native')
+const { InvalidArgumentError, describe, sync } = require('./errors')
 const { decode } = require('./json')
 
 class Task {
   /** @internal */
   constructor(descriptor) {
+    sync(() => native.validateTask(descriptor))
     this.descriptor = descriptor
   }
 
+  /** The worker tag of an activity task (`undefined` when untagged or not an activity). */
+  get tag() {
+    return this.descriptor.tag
+  }
+
   /**
-   * Routes an activity to workers whose tag filter accepts `tag`.
-   * One tag per activity.
+   * Routes an activity to workers whose tag filter accepts `tag`. One tag per
+   * activity. Sets the tag on this task and returns it, so it chains.
    */
   withTag(tag) {
     if (this.descriptor.kind !== 'activity') {
       throw new InvalidArgumentError(`withTag() applies to activity tasks only, not to a ${this.descriptor.kind} task`)
     }
-    if (typeof tag !== 'string' || tag.length === 0) {
-      throw new InvalidArgumentError(`tag must be a non-empty string, got ${describe(tag)}`)
-    }
-    if (this.descriptor.retry) {
-      throw new InvalidArgumentError('withTag() cannot be combined with a retry policy (duroxide retries are untagged)')
-    }
+    if (typeof tag !== 'string') throw new InvalidArgumentError(`tag must be a string, got ${describe(tag)}`)
     if (this.descriptor.tag !== undefined) {
       throw new InvalidArgumentError(`activity '${this.descriptor.name}' already has tag '${this.descriptor.tag}'; one tag per activity`)
     }
-    return new Task({ ...this.descriptor, tag })
+    sync(() => native.validateTask({ ...this.descriptor, tag }))
+    this.descriptor.tag = tag
+    return this
   }
 }
 

@@ -1,6 +1,28 @@
 'use strict'
-// Argument checks shared by the public classes: each names the argument.
+// Type checks shared by the public classes: each names the argument. They
+// check only what napi could not convert (or would convert without naming the
+// argument); the rules for the values themselves (ids, names, versions,
+// durations, statuses) live in src/rules.rs and are judged there.
 const { InvalidArgumentError, describe } = require('./errors')
+
+function string(name, value) {
+  if (typeof value !== 'string') throw new InvalidArgumentError(`${name} must be a string, got ${describe(value)}`)
+  return value
+}
+
+/**
+ * A finite number, or `fallback` when absent. Anything else would become an
+ * unnamed conversion error (task descriptors cross as JSON, which has no NaN
+ * or Infinity).
+ */
+function number(name, value, fallback) {
+  if (value === undefined || value === null) {
+    if (fallback !== undefined) return fallback
+  } else if (typeof value === 'number' && Number.isFinite(value)) {
+    return value
+  }
+  throw new InvalidArgumentError(`${name} must be a finite number, got ${describe(value)}`)
+}
 
 function nonEmptyString(name, value) {
   if (typeof value !== 'string' || value.length === 0) {
@@ -28,24 +50,4 @@ function func(name, value) {
   return value
 }
 
-// semver.org's reference pattern: what the Rust `semver` crate accepts.
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/
-
-function semverString(name, value) {
-  nonEmptyString(name, value)
-  if (!SEMVER.test(value)) {
-    throw new InvalidArgumentError(`${name} '${value}' is not a semver version (for example '1.2.0')`)
-  }
-  return value
-}
-
-/** Instance ids chosen by the caller may not look like generated sub-orchestration ids. */
-function rootInstanceId(name, value) {
-  nonEmptyString(name, value)
-  if (value.startsWith('sub::') || value.includes('::sub::')) {
-    throw new InvalidArgumentError(`${name} '${value}' uses the reserved 'sub::' marker of generated sub-orchestration ids`)
-  }
-  return value
-}
-
-module.exports = { nonEmptyString, optionalString, nonNegativeNumber, func, semverString, rootInstanceId }
+module.exports = { string, number, nonEmptyString, optionalString, nonNegativeNumber, func }

@@ -1,9 +1,16 @@
 //! The one error type of the native layer.
 //!
-//! Every variant maps to a stable `code` that the JS layer (`lib/errors.js`)
-//! turns into an `Error` subclass. The code travels as a `[CODE] ` prefix of
-//! the napi error reason because napi only carries a status and a string; the
-//! JS wrapper strips the prefix and sets `error.code`.
+//! Every variant has a stable `code` that becomes the `code` property of the
+//! JS error napi throws or rejects with; `lib/errors.js` picks the `Error`
+//! subclass from that property, so the message stays the message.
+//!
+//! napi carries a custom code two ways, and both end here:
+//! - synchronous methods return `napi::Result<T, ErrorCode>` (spelled out:
+//!   napi's macro recognises `Result` by name): napi uses the status string
+//!   as the JS error's `code`;
+//! - async methods resolve to [`Settled`]: napi turns an async method's error
+//!   into its own fixed `Status` before it reaches JS, so a failed `Settled`
+//!   builds the JS error itself, on the JS thread, when the promise settles.
 //!
 //! | variant           | JS class              | `code`                |
 //! |-------------------|-----------------------|-----------------------|
@@ -16,6 +23,8 @@
 //! | `Internal`        | `DuroxideError`       | `ERR_INTERNAL`        |
 
 use std::fmt;
+
+use napi::bindgen_prelude::{ToNapiValue, TypeName, Unknown};
 
 /// An error raised by the native layer, tagged with the JS `code` it becomes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,16 +48,16 @@ pub enum BridgeError {
 }
 
 impl BridgeError {
-    /// The stable `code` string the JS error carries.
-    pub fn code(&self) -> &'static str {
+    /// The stable `code` the JS error carries.
+    pub fn code(&self) -> ErrorCode {
         match self {
-            BridgeError::InvalidOption(_) => "ERR_INVALID_OPTION",
-            BridgeError::InvalidArgument(_) => "ERR_INVALID_ARGUMENT",
-            BridgeError::NotFound(_) => "ERR_NOT_FOUND",
-            BridgeError::Timeout(_) => "ERR_TIMEOUT",
-            BridgeError::Provider(_) => "ERR_PROVIDER",
-            BridgeError::RuntimeState(_) => "ERR_RUNTIME_STATE",
-            BridgeError::Internal(_) => "ERR_INTERNAL",
+            BridgeError::InvalidOption(_) => ErrorCode::InvalidOption,
+            BridgeError::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            BridgeError::NotFound(_) => ErrorCode::NotFound,
+            BridgeError::Timeout(_) => ErrorCode::Timeout,
+            BridgeError::Provider(_) => ErrorCode::Provider,
+            BridgeError::RuntimeState(_) => ErrorCode::RuntimeState,
+            BridgeError::Internal(_) => ErrorCode::Internal,
         }
     }
 
@@ -65,17 +74,93 @@ impl BridgeError {
     }
 }
 
+/// For logs: the code, then the message.
 impl fmt::Display for BridgeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}", self.code(), self.message())
+        write!(f, "{}: {}", self.code().as_ref(), self.message())
     }
 }
 
 impl std::error::Error for BridgeError {}
 
-impl From<BridgeError> for napi::Error {
+/// The `code` property of a JS error raised by the native layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    InvalidOption,
+    InvalidArgument,
+    NotFound,
+    Timeout,
+    Provider,
+    RuntimeState,
+    Internal,
+}
+
+impl AsRef<str> for ErrorCode {
+    fn as_ref(&self) -> &str {
+        match self {
+            ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
+            ErrorCode::InvalidArgument => "ERR_INVALID_ARGUMENT",
+            ErrorCode::NotFound => "ERR_NOT_FOUND",
+            ErrorCode::Timeout => "ERR_TIMEOUT",
+            ErrorCode::Provider => "ERR_PROVIDER",
+            ErrorCode::RuntimeState => "ERR_RUNTIME_STATE",
+            ErrorCode::Internal => "ERR_INTERNAL",
+        }
+    }
+}
+
+impl From<BridgeError> for napi::Error<ErrorCode> {
     fn from(err: BridgeError) -> Self {
-        napi::Error::new(napi::Status::GenericFailure, err.to_string())
+        let message = err.message().to_string();
+        napi::Error::new(err.code(), message)
+    }
+}
+
+/// napi's own failures (a value that would not convert) inside a native call.
+impl From<napi::Error> for BridgeError {
+    fn from(err: napi::Error) -> Self {
+        BridgeError::Internal(format!("{}: {}", err.status, err.reason))
+    }
+}
+
+/// What an async native method resolves to. A failure rejects the promise
+/// with a JS error carrying the code (see the module docs for why this is
+/// not a plain `napi::Result`). Declare the method with
+/// `ts_return_type = "Promise<T>"`, since napi's type generator does not know
+/// this wrapper.
+pub struct Settled<T>(pub BridgeResult<T>);
+
+impl<T> Settled<T> {
+    /// Runs `body` and keeps its result for the JS thread.
+    pub async fn of(body: impl std::future::Future<Output = BridgeResult<T>>) -> Self {
+        Settled(body.await)
+    }
+}
+
+impl<T: TypeName> TypeName for Settled<T> {
+    fn type_name() -> &'static str {
+        T::type_name()
+    }
+
+    fn value_type() -> napi::ValueType {
+        T::value_type()
+    }
+}
+
+impl<T: ToNapiValue> ToNapiValue for Settled<T> {
+    unsafe fn to_napi_value(
+        env: napi::sys::napi_env,
+        val: Self,
+    ) -> napi::Result<napi::sys::napi_value> {
+        match val.0 {
+            Ok(value) => T::to_napi_value(env, value),
+            Err(err) => {
+                // Built here, on the JS thread, and handed back by reference:
+                // napi rejects with this very object, `code` included.
+                let js = napi::JsError::from(napi::Error::<ErrorCode>::from(err)).into_value(env);
+                Err(napi::Error::from(Unknown::from_raw_unchecked(env, js)))
+            }
+        }
     }
 }
 

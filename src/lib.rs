@@ -9,6 +9,7 @@
 //! - `bridge/`: how duroxide calls into JS (orchestrations, activities, tasks, retry).
 //! - `options/`: `RuntimeOptions` from JS, validated.
 //! - `errors.rs`: the one error enum and the `code` each variant becomes.
+//! - `rules.rs`: the argument rules (names, ids, versions, durations, statuses).
 //! - `logging.rs`, `limits.rs`: tracing to stderr or a file; crate limits.
 //! - `guard/`: the provider decorator of every runtime (fetch cap, lock
 //!   hygiene, counters, health, events, livelock watchdog).
@@ -23,4 +24,5 @@ pub mod logging;
 pub mod options;
 pub mod providers;
 pub mod registrations;
+mod rules;
 pub mod runtime;

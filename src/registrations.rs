@@ -13,9 +13,7 @@ use semver::Version;
 
 use crate::bridge::{activity, orchestration, Bridge};
 use crate::errors::{BridgeError, BridgeResult};
-
-/// The version a plain `registerOrchestration` registers, as duroxide does.
-pub const DEFAULT_VERSION: &str = "1.0.0";
+use crate::rules;
 
 #[derive(Default)]
 pub struct Registrations {
@@ -23,18 +21,9 @@ pub struct Registrations {
     orchestrations: BTreeMap<String, BTreeSet<Version>>,
 }
 
-fn check_name(what: &str, name: &str) -> BridgeResult<()> {
-    if name.trim().is_empty() {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{what} name must be a non-empty string"
-        )));
-    }
-    Ok(())
-}
-
 impl Registrations {
     pub fn add_activity(&mut self, name: &str) -> BridgeResult<()> {
-        check_name("activity", name)?;
+        rules::name("activity name", name)?;
         if !self.activities.insert(name.to_string()) {
             return Err(BridgeError::InvalidArgument(format!(
                 "activity '{name}' is already registered on this runtime"
@@ -43,13 +32,14 @@ impl Registrations {
         Ok(())
     }
 
-    pub fn add_orchestration(&mut self, name: &str, version: &str) -> BridgeResult<()> {
-        check_name("orchestration", name)?;
-        let v = Version::parse(version).map_err(|e| {
-            BridgeError::InvalidArgument(format!(
-                "version '{version}' of orchestration '{name}' is not semver (for example '1.2.0'): {e}"
-            ))
-        })?;
+    /// Adds `version` (default `1.0.0`) of orchestration `name`; returns
+    /// the version as registered, which is what instances will report.
+    pub fn add_orchestration(&mut self, name: &str, version: Option<&str>) -> BridgeResult<String> {
+        rules::name("orchestration name", name)?;
+        let v =
+            rules::version("version", version.unwrap_or(rules::DEFAULT_VERSION)).map_err(|e| {
+                BridgeError::InvalidArgument(format!("orchestration '{name}': {}", e.message()))
+            })?;
         let versions = self.orchestrations.entry(name.to_string()).or_default();
         if versions.contains(&v) {
             return Err(BridgeError::InvalidArgument(format!(
@@ -64,8 +54,9 @@ impl Registrations {
                 )));
             }
         }
+        let registered = v.to_string();
         versions.insert(v);
-        Ok(())
+        Ok(registered)
     }
 
     /// Builds duroxide's registries; every handler reaches JS through `bridge`.
@@ -100,23 +91,23 @@ mod tests {
     fn versions_are_validated_before_the_crate_sees_them() {
         let mut r = Registrations::default();
         assert!(r
-            .add_orchestration("o", "v2")
+            .add_orchestration("o", Some("v2"))
             .unwrap_err()
-            .to_string()
-            .contains("not semver"));
-        r.add_orchestration("o", "2.0.0").unwrap();
+            .message()
+            .contains("not a semver version"));
+        assert_eq!(r.add_orchestration("o", Some("2.0.0")).unwrap(), "2.0.0");
         assert!(r
-            .add_orchestration("o", "2.0.0")
+            .add_orchestration("o", Some("2.0.0"))
             .unwrap_err()
             .to_string()
             .contains("already registered"));
         assert!(r
-            .add_orchestration("o", "1.0.0")
+            .add_orchestration("o", None)
             .unwrap_err()
             .to_string()
             .contains("ascending"));
-        r.add_orchestration("o", "3.0.0").unwrap();
-        assert!(r.add_orchestration("", "1.0.0").is_err());
+        r.add_orchestration("o", Some("3.0.0")).unwrap();
+        assert!(r.add_orchestration("", None).is_err());
         r.add_activity("a").unwrap();
         assert!(r.add_activity("a").is_err());
     }

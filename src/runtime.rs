@@ -10,25 +10,31 @@ use std::sync::{Arc, Mutex};
 
 use duroxide::providers::Provider;
 use duroxide::runtime::observability::MetricsSnapshot;
-use napi::bindgen_prelude::Promise;
+use napi::bindgen_prelude::{Promise, PromiseRaw};
+use napi::Env;
 use napi::Status;
 use napi_derive::napi;
 
 use crate::bridge::activity::ActivityCall;
 use crate::bridge::orchestration::OrchestrationCall;
 use crate::bridge::{Bridge, JsCallbacks};
-use crate::errors::{BridgeError, BridgeResult};
+use crate::errors::{BridgeError, BridgeResult, ErrorCode, Settled};
 use crate::guard::events::GuardEvent;
 use crate::guard::stats::RuntimeHealth;
 use crate::guard::GuardedProvider;
 use crate::options::{parse_runtime_options, ParsedOptions};
 use crate::providers::NativeProvider;
-use crate::registrations::{Registrations, DEFAULT_VERSION};
+use crate::registrations::Registrations;
 
 type Tsfn<T, R> = napi::threadsafe_function::ThreadsafeFunction<T, R, T, Status, false>;
 
+/// The one record of where a runtime is in its lifecycle; the JS `Runtime`
+/// keeps none of its own.
 enum Phase {
     Created,
+    /// `start()` was called; set synchronously at the call, so a registration
+    /// the caller writes after `start()` is refused even before it settles.
+    Starting,
     Running(Arc<duroxide::runtime::Runtime>),
     Stopped(Option<MetricsSnapshot>),
 }
@@ -98,6 +104,11 @@ impl From<&MetricsSnapshot> for RuntimeMetrics {
 
 #[napi]
 pub struct NativeRuntime {
+    /// Shared with the tasks `start()` and `shutdown()` spawn.
+    core: Arc<Core>,
+}
+
+struct Core {
     /// The provider, wrapped in the fleet guard the runtime dispatches through.
     guard: Arc<GuardedProvider>,
     options: ParsedOptions,
@@ -107,7 +118,7 @@ pub struct NativeRuntime {
     transition: tokio::sync::Mutex<()>,
 }
 
-impl NativeRuntime {
+impl Core {
     fn phase(&self) -> std::sync::MutexGuard<'_, Phase> {
         self.phase.lock().expect("phase lock")
     }
@@ -115,7 +126,7 @@ impl NativeRuntime {
     fn require_created(&self, call: &str) -> BridgeResult<()> {
         match &*self.phase() {
             Phase::Created => Ok(()),
-            Phase::Running(_) => Err(BridgeError::RuntimeState(format!(
+            Phase::Starting | Phase::Running(_) => Err(BridgeError::RuntimeState(format!(
                 "{call}: the runtime is already started; register handlers before start()"
             ))),
             Phase::Stopped(_) => Err(BridgeError::RuntimeState(format!(
@@ -123,73 +134,24 @@ impl NativeRuntime {
             ))),
         }
     }
-}
 
-#[napi]
-impl NativeRuntime {
-    /// Validates every option now, so a typo fails at construction, not at start.
-    #[napi(constructor)]
-    pub fn new(
-        provider: &NativeProvider,
-        options: Option<serde_json::Value>,
-    ) -> napi::Result<Self> {
-        let options = parse_runtime_options(options.as_ref())?;
-        Ok(Self {
-            guard: GuardedProvider::new(provider.provider(), &options),
-            options,
-            registrations: Mutex::new(Registrations::default()),
-            bridge: Arc::new(Bridge::default()),
-            phase: Mutex::new(Phase::Created),
-            transition: tokio::sync::Mutex::new(()),
-        })
-    }
-
-    #[napi]
-    pub fn register_activity(&self, name: String) -> napi::Result<()> {
-        self.require_created("registerActivity")?;
-        Ok(self
-            .registrations
-            .lock()
-            .expect("registrations lock")
-            .add_activity(&name)?)
-    }
-
-    /// `version` defaults to `1.0.0`, as in duroxide.
-    #[napi]
-    pub fn register_orchestration(
-        &self,
-        name: String,
-        version: Option<String>,
-    ) -> napi::Result<()> {
-        self.require_created("registerOrchestration")?;
-        let version = version.unwrap_or_else(|| DEFAULT_VERSION.to_string());
-        Ok(self
-            .registrations
-            .lock()
-            .expect("registrations lock")
-            .add_orchestration(&name, &version)?)
-    }
-
-    /// Starts dispatching. The four callbacks are the JS side of the bridge
-    /// (see `bridge/mod.rs` for their signatures).
-    #[napi]
-    pub async fn start(
-        &self,
-        orchestration_step: Tsfn<OrchestrationCall, serde_json::Value>,
-        orchestration_dispose: Tsfn<u32, ()>,
-        activity_start: Tsfn<ActivityCall, Promise<serde_json::Value>>,
-        activity_cancel: Tsfn<u32, ()>,
-        events: Tsfn<GuardEvent, ()>,
-    ) -> napi::Result<()> {
-        let _transition = self.transition.lock().await;
+    /// The part of `start()` that runs at the call: claims the lifecycle.
+    fn claim_start(&self) -> BridgeResult<()> {
         self.require_created("start")?;
-        self.bridge.install(JsCallbacks {
-            orchestration_step,
-            orchestration_dispose,
-            activity_start,
-            activity_cancel,
-            events,
-        });
+        *self.phase() = Phase::Starting;
+        Ok(())
+    }
+
+    /// The rest of `start()`, after `claim_start`.
+    async fn start_with(&self, callbacks: JsCallbacks) -> BridgeResult<()> {
+        let _transition = self.transition.lock().await;
+        if !matches!(*self.phase(), Phase::Starting) {
+            // A shutdown got the transition first: nothing to start.
+            return Err(BridgeError::RuntimeState(
+                "start: the runtime has been shut down".into(),
+            ));
+        }
+        self.bridge.install(callbacks);
         let (activities, orchestrations) = self
             .registrations
             .lock()
@@ -214,26 +176,16 @@ impl NativeRuntime {
         Ok(())
     }
 
-    /// Stops fetching, lets in-flight work finish for at most `timeoutMs`
-    /// (default 1000), and returns as soon as it is drained. Idempotent.
-    #[napi]
-    pub async fn shutdown(&self, timeout_ms: Option<f64>) -> napi::Result<()> {
-        let timeout_ms = match timeout_ms {
-            None => None,
-            Some(t) if t.is_finite() && t >= 0.0 => Some(t as u64),
-            Some(t) => {
-                return Err(BridgeError::InvalidArgument(format!(
-                    "timeoutMs must be a non-negative number, got {t}"
-                ))
-                .into())
-            }
-        };
+    async fn shutdown_within(&self, timeout_ms: Option<f64>) -> BridgeResult<()> {
+        let timeout = timeout_ms
+            .map(|t| crate::rules::millis("timeoutMs", t))
+            .transpose()?;
         let _transition = self.transition.lock().await;
         let running = {
             let mut phase = self.phase();
             match std::mem::replace(&mut *phase, Phase::Stopped(None)) {
                 Phase::Running(rt) => rt,
-                Phase::Created => return Ok(()),
+                Phase::Created | Phase::Starting => return Ok(()),
                 stopped @ Phase::Stopped(_) => {
                     *phase = stopped;
                     return Ok(());
@@ -241,7 +193,10 @@ impl NativeRuntime {
             }
         };
         let last = running.metrics_snapshot();
-        running.clone().shutdown(timeout_ms).await;
+        running
+            .clone()
+            .shutdown(timeout.map(|t| t.as_millis() as u64))
+            .await;
         self.guard.stopped().await;
         let last = running.metrics_snapshot().or(last);
         drop(running);
@@ -249,36 +204,124 @@ impl NativeRuntime {
         self.bridge.release();
         Ok(())
     }
+}
+
+#[napi]
+impl NativeRuntime {
+    /// Validates every option now, so a typo fails at construction, not at start.
+    #[napi(constructor)]
+    pub fn new(
+        provider: &NativeProvider,
+        options: Option<serde_json::Value>,
+    ) -> napi::Result<Self, ErrorCode> {
+        let options = parse_runtime_options(options.as_ref())?;
+        let core = Core {
+            guard: GuardedProvider::new(provider.provider(), &options),
+            options,
+            registrations: Mutex::new(Registrations::default()),
+            bridge: Arc::new(Bridge::default()),
+            phase: Mutex::new(Phase::Created),
+            transition: tokio::sync::Mutex::new(()),
+        };
+        Ok(Self {
+            core: Arc::new(core),
+        })
+    }
+
+    #[napi]
+    pub fn register_activity(&self, name: String) -> napi::Result<(), ErrorCode> {
+        self.core.require_created("registerActivity")?;
+        Ok(self
+            .core
+            .registrations
+            .lock()
+            .expect("registrations lock")
+            .add_activity(&name)?)
+    }
+
+    /// `version` defaults to `1.0.0`, as in duroxide. Returns the version as
+    /// registered, which is the one instances report when they start.
+    #[napi]
+    pub fn register_orchestration(
+        &self,
+        name: String,
+        version: Option<String>,
+    ) -> napi::Result<String, ErrorCode> {
+        self.core.require_created("registerOrchestration")?;
+        Ok(self
+            .core
+            .registrations
+            .lock()
+            .expect("registrations lock")
+            .add_orchestration(&name, version.as_deref())?)
+    }
+
+    /// Starts dispatching. The four callbacks are the JS side of the bridge
+    /// (see `bridge/mod.rs` for their signatures).
+    /// The phase changes at the call; the promise settles once dispatching runs.
+    #[napi(
+        ts_args_type = "orchestrationStep: (call: OrchestrationCall) => any, orchestrationDispose: (invocation: number) => void, activityStart: (call: ActivityCall) => Promise<any>, activityCancel: (invocation: number) => void, events: (event: GuardEvent) => void",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn start<'env>(
+        &self,
+        env: &'env Env,
+        orchestration_step: Tsfn<OrchestrationCall, serde_json::Value>,
+        orchestration_dispose: Tsfn<u32, ()>,
+        activity_start: Tsfn<ActivityCall, Promise<serde_json::Value>>,
+        activity_cancel: Tsfn<u32, ()>,
+        events: Tsfn<GuardEvent, ()>,
+    ) -> napi::Result<PromiseRaw<'env, Settled<()>>, ErrorCode> {
+        self.core.claim_start()?;
+        let core = self.core.clone();
+        let callbacks = JsCallbacks {
+            orchestration_step,
+            orchestration_dispose,
+            activity_start,
+            activity_cancel,
+            events,
+        };
+        Ok(env
+            .spawn_future(async move { Ok(Settled(core.start_with(callbacks).await)) })
+            .map_err(BridgeError::from)?)
+    }
+
+    /// Stops fetching, lets in-flight work finish for at most `timeoutMs`
+    /// (default 1000), and returns as soon as it is drained. Idempotent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub async fn shutdown(&self, timeout_ms: Option<f64>) -> Settled<()> {
+        Settled::of(self.core.shutdown_within(timeout_ms)).await
+    }
 
     /// `null` before start; the final counters after shutdown.
     #[napi]
     pub fn metrics_snapshot(&self) -> Option<RuntimeMetrics> {
-        let metrics = match &*self.phase() {
-            Phase::Created => None,
+        let metrics = match &*self.core.phase() {
+            Phase::Created | Phase::Starting => None,
             Phase::Running(rt) => rt.metrics_snapshot().as_ref().map(RuntimeMetrics::from),
             Phase::Stopped(last) => last.as_ref().map(RuntimeMetrics::from),
         };
-        metrics.map(|m| self.guard.metrics(m))
+        metrics.map(|m| self.core.guard.metrics(m))
     }
 
     /// `{ status: 'ok' | 'degraded', reasons }` from the guard's recent counters.
     #[napi]
     pub fn health(&self) -> RuntimeHealth {
-        let running = matches!(&*self.phase(), Phase::Running(_));
-        self.guard.health(running)
+        let running = matches!(&*self.core.phase(), Phase::Running(_));
+        self.core.guard.health(running)
     }
 
     /// Every option as handed to duroxide, defaults filled in.
     #[napi]
     pub fn effective_options(&self) -> serde_json::Value {
-        self.options.effective.clone()
+        self.core.options.effective.clone()
     }
 
     /// `'created' | 'running' | 'stopped'`.
     #[napi(getter)]
     pub fn state(&self) -> String {
-        match &*self.phase() {
-            Phase::Created => "created",
+        match &*self.core.phase() {
+            Phase::Created | Phase::Starting => "created",
             Phase::Running(_) => "running",
             Phase::Stopped(_) => "stopped",
         }

@@ -21,10 +21,15 @@ export interface Task<T = any> {
 
 /** An activity task: can be routed to tagged workers before it is yielded. */
 export interface ActivityTask<T = any> extends Task<T> {
+  /** The worker tag set with `withTag`, or `undefined`. */
+  readonly tag: string | undefined
   /**
-   * Routes the activity to workers whose `workerTagFilter` accepts `tag`.
-   * One tag per activity; not available with a retry policy (duroxide's
-   * retries are untagged), which is why retrying methods return a plain `Task`.
+   * Routes the activity to workers whose `workerTagFilter` accepts `tag`:
+   * sets the tag on this task and returns this same task, so it chains into
+   * a `yield`. It is typed as a plain `Task` because a second tag is refused
+   * (one tag per activity). Not available with a retry policy (duroxide's
+   * retries are untagged, so the pair is refused with `ERR_INVALID_ARGUMENT`),
+   * which is why retrying methods return a plain `Task`.
    */
   withTag(tag: string): Task<T>
 }

@@ -116,7 +116,8 @@ export declare class Runtime {
   registerActivity<TInput = any, TOutput = any>(name: string, fn: ActivityFunction<TInput, TOutput>): this
   /**
    * Registers a generator function (`function*`) as orchestration `name`,
-   * version `1.0.0`. An async function is rejected: orchestrations `yield`
+   * version `1.0.0`. An async or plain function is rejected here with
+   * `InvalidArgumentError` naming the orchestration: orchestrations `yield`
    * tasks, they do not `await`.
    */
   registerOrchestration<TInput = any, TOutput = any>(name: string, fn: OrchestrationFunction<TInput, TOutput>): this

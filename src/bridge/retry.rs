@@ -6,8 +6,8 @@ use std::time::Duration;
 use duroxide::{BackoffStrategy, RetryPolicy};
 use serde::Deserialize;
 
-use super::tasks::millis;
 use crate::errors::{BridgeError, BridgeResult};
+use crate::rules::millis;
 
 /// `retry` of `scheduleActivityWithRetry`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -15,7 +15,8 @@ use duroxide::OrchestrationContext;
 use serde::{Deserialize, Serialize};
 
 use super::retry::{retry_policy, RetrySpec};
-use crate::errors::{BridgeError, BridgeResult};
+use crate::errors::{BridgeError, BridgeResult, ErrorCode};
+use crate::rules::{self, millis};
 
 /// A durable operation yielded by an orchestration generator.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -88,52 +89,18 @@ pub enum Outcome {
 
 pub type TaskFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
-/// Durations arrive as JS numbers; a negative or fractional one would be
-/// silently truncated by the cast, so it is refused instead.
-pub(super) fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
-    if !(value.is_finite() && value >= 0.0 && value.fract() == 0.0) {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{field} must be a non-negative integer number of milliseconds, got {value}"
-        )));
-    }
-    Ok(Duration::from_millis(value as u64))
-}
-
-fn non_empty(field: &str, value: &str) -> BridgeResult<()> {
-    if value.is_empty() {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{field} must be a non-empty string"
-        )));
-    }
-    Ok(())
-}
-
-/// Root instance ids may not look like auto-generated sub-orchestration ids;
-/// duroxide asserts on them, which would fail the turn with a panic.
-fn root_instance_id(field: &str, id: &str) -> BridgeResult<()> {
-    non_empty(field, id)?;
-    if id.starts_with("sub::") || id.contains("::sub::") {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{field} '{id}' uses the reserved 'sub::' prefix of generated sub-orchestration ids"
-        )));
-    }
-    Ok(())
-}
-
-fn semver(field: &str, version: &Option<String>) -> BridgeResult<()> {
-    if let Some(v) = version {
-        semver::Version::parse(v).map_err(|e| {
-            BridgeError::InvalidArgument(format!("{field} '{v}' is not a semver version: {e}"))
-        })?;
-    }
-    Ok(())
-}
-
 fn from_result(r: Result<String, String>) -> Outcome {
     match r {
         Ok(v) => Outcome::Ok(v),
         Err(e) => Outcome::Err(e),
     }
+}
+
+fn optional_version(field: &str, version: &Option<String>) -> BridgeResult<()> {
+    if let Some(v) = version {
+        rules::version(field, v)?;
+    }
+    Ok(())
 }
 
 /// Checks a descriptor completely before anything is scheduled, so a bad
@@ -147,33 +114,40 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
             retry,
             ..
         } => {
-            non_empty("activity name", name)?;
+            rules::name("activity name", name)?;
             if let Some(s) = session_id {
-                non_empty("sessionId", s)?;
+                rules::name("sessionId", s)?;
             }
             if let Some(t) = tag {
-                non_empty("tag", t)?;
+                rules::name("tag", t)?;
             }
             if let Some(r) = retry {
+                // duroxide's retry helpers take no tag: scheduling both would
+                // silently drop the routing.
+                if tag.is_some() {
+                    return Err(BridgeError::InvalidArgument(format!(
+                        "activity '{name}' has both a tag and a retry policy; duroxide retries are untagged, so use one or the other"
+                    )));
+                }
                 retry_policy(r)?;
             }
         }
         TaskDescriptor::Timer { delay_ms } => {
             millis("delayMs", *delay_ms)?;
         }
-        TaskDescriptor::Event { name } => non_empty("event name", name)?,
-        TaskDescriptor::Dequeue { queue } => non_empty("queue name", queue)?,
+        TaskDescriptor::Event { name } => rules::name("event name", name)?,
+        TaskDescriptor::Dequeue { queue } => rules::name("queue name", queue)?,
         TaskDescriptor::SubOrchestration {
             name,
             instance_id,
             version,
             ..
         } => {
-            non_empty("orchestration name", name)?;
+            rules::name("orchestration name", name)?;
             if let Some(id) = instance_id {
-                root_instance_id("instanceId", id)?;
+                rules::root_instance_id("instanceId", id)?;
             }
-            semver("version", version)?;
+            optional_version("version", version)?;
         }
         TaskDescriptor::StartOrchestration {
             name,
@@ -181,14 +155,14 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
             version,
             ..
         } => {
-            non_empty("orchestration name", name)?;
-            root_instance_id("instanceId", instance_id)?;
-            semver("version", version)?;
+            rules::name("orchestration name", name)?;
+            rules::root_instance_id("instanceId", instance_id)?;
+            optional_version("version", version)?;
         }
-        TaskDescriptor::ContinueAsNew { version, .. } => semver("version", version)?,
+        TaskDescriptor::ContinueAsNew { version, .. } => optional_version("version", version)?,
         TaskDescriptor::GetValueFromInstance { instance_id, key } => {
-            non_empty("instanceId", instance_id)?;
-            non_empty("key", key)?;
+            rules::instance_id("instanceId", instance_id)?;
+            rules::name("key", key)?;
         }
         TaskDescriptor::All { tasks } => tasks.iter().try_for_each(validate)?,
         TaskDescriptor::Race { tasks } => {
@@ -204,6 +178,15 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
     Ok(())
 }
 
+/// The check `validate` runs at `yield`, callable by `lib/tasks.js` when a
+/// task is created, so a bad argument throws at the call that made it.
+#[napi_derive::napi]
+pub fn validate_task(task: serde_json::Value) -> napi::Result<(), ErrorCode> {
+    let task: TaskDescriptor = serde_json::from_value(task)
+        .map_err(|e| BridgeError::InvalidArgument(format!("not a task: {e}")))?;
+    Ok(validate(&task)?)
+}
+
 /// Schedules a validated descriptor on `ctx`. Scheduling happens here, in
 /// descriptor order, which is what keeps replay deterministic.
 pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture {
@@ -217,9 +200,7 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
         } => {
             let policy = retry_policy(&spec).expect("validated");
             let ctx = ctx.clone();
-            // duroxide's retry helpers take no tag; a tagged retried activity
-            // would silently lose its routing, so tag + retry is refused in JS.
-            let _ = tag;
+            debug_assert!(tag.is_none(), "validate refuses a tag with a retry policy");
             Box::pin(async move {
                 let r = match session_id {
                     Some(s) => {
@@ -417,6 +398,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("semver"));
+        let tagged_retry = parse(serde_json::json!({
+            "kind": "activity", "name": "A", "input": "1", "tag": "gpu", "retry": {"maxAttempts": 2}
+        }))
+        .unwrap();
+        assert!(validate(&tagged_retry)
+            .unwrap_err()
+            .message()
+            .contains("both a tag and a retry policy"));
         let negative_timer = parse(serde_json::json!({"kind": "timer", "delayMs": -1})).unwrap();
         assert!(validate(&negative_timer).is_err());
         assert!(parse(serde_json::json!({"kind": "teleport"})).is_err());

@@ -9,11 +9,9 @@ use duroxide::{ClientError, Event, EventKind};
 use napi_derive::napi;
 
 use super::history::event_data;
-use super::{require_id, NativeClient};
-use crate::errors::{BridgeError, BridgeResult};
-
-/// The execution statuses the stores record (`listInstancesByStatus`).
-pub const INSTANCE_STATUSES: [&str; 4] = ["Running", "Completed", "Failed", "ContinuedAsNew"];
+use super::NativeClient;
+use crate::errors::{BridgeError, BridgeResult, Settled};
+use crate::rules::{self, ExecutionStatusName};
 
 /// `client.getInstanceInfo(id)`.
 #[napi(object)]
@@ -24,8 +22,8 @@ pub struct InstanceInfo {
     pub orchestration_version: String,
     /// 1 for the first execution; continue-as-new adds one.
     pub current_execution_id: i64,
-    /// Status of the current execution: `'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'`.
-    pub status: String,
+    /// Status of the current execution.
+    pub status: ExecutionStatusName,
     /// As stored: the JSON output when completed, the failure text when failed.
     pub output: Option<String>,
     /// Epoch milliseconds.
@@ -40,8 +38,7 @@ pub struct InstanceInfo {
 #[napi(object)]
 pub struct ExecutionInfo {
     pub execution_id: i64,
-    /// `'Running' | 'Completed' | 'Failed' | 'ContinuedAsNew'`.
-    pub status: String,
+    pub status: ExecutionStatusName,
     /// As stored: output, failure text, or the next execution's input.
     pub output: Option<String>,
     /// Epoch milliseconds.
@@ -195,155 +192,179 @@ impl NativeClient {
 #[napi]
 impl NativeClient {
     /// Every instance id, newest first.
-    #[napi]
-    pub async fn list_all_instances(&self) -> napi::Result<Vec<String>> {
-        Ok(self
-            .inner
-            .list_all_instances()
-            .await
-            .map_err(BridgeError::from)?)
-    }
-
-    /// Instance ids whose current execution has `status`, newest first.
-    #[napi]
-    pub async fn list_instances_by_status(&self, status: String) -> napi::Result<Vec<String>> {
-        if !INSTANCE_STATUSES.contains(&status.as_str()) {
-            return Err(BridgeError::InvalidArgument(format!(
-                "status '{status}' is not an instance status; expected one of {}",
-                INSTANCE_STATUSES.join(", ")
-            ))
-            .into());
-        }
-        Ok(self
-            .inner
-            .list_instances_by_status(&status)
-            .await
-            .map_err(BridgeError::from)?)
-    }
-
-    #[napi]
-    pub async fn get_instance_info(&self, instance_id: String) -> napi::Result<InstanceInfo> {
-        require_id("instanceId", &instance_id)?;
-        let i = self
-            .inner
-            .get_instance_info(&instance_id)
-            .await
-            .map_err(|e| not_found(e, || format!("instance '{instance_id}' not found")))?;
-        let mut created_at = i.created_at;
-        let mut updated_at = i.updated_at;
-        if created_at == 0 || updated_at == 0 {
-            let first = self.first_execution(&instance_id).await?;
-            let (start, _) = self.history_span(&instance_id, first).await?;
-            let (_, last) = self
-                .history_span(&instance_id, i.current_execution_id)
-                .await?;
-            if created_at == 0 {
-                created_at = start;
-            }
-            if updated_at == 0 {
-                updated_at = last;
-            }
-        }
-        let (output, _) = settled(&i.status, i.output, None);
-        Ok(InstanceInfo {
-            instance_id: i.instance_id,
-            orchestration_name: i.orchestration_name,
-            orchestration_version: i.orchestration_version,
-            current_execution_id: n(i.current_execution_id),
-            status: i.status,
-            output,
-            created_at: n(created_at),
-            updated_at: n(updated_at),
-            parent_instance_id: i.parent_instance_id,
+    #[napi(ts_return_type = "Promise<Array<string>>")]
+    pub async fn list_all_instances(&self) -> Settled<Vec<String>> {
+        Settled::of(async {
+            self.inner
+                .list_all_instances()
+                .await
+                .map_err(BridgeError::from)
         })
+        .await
     }
 
-    #[napi]
+    /// Instance ids whose current execution has `status`, newest first. Any
+    /// value is taken so that every wrong one gets the list of valid ones.
+    #[napi(
+        ts_return_type = "Promise<Array<string>>",
+        ts_args_type = "status: string"
+    )]
+    pub async fn list_instances_by_status(
+        &self,
+        status: Option<serde_json::Value>,
+    ) -> Settled<Vec<String>> {
+        Settled::of(async {
+            let status = match &status {
+                Some(serde_json::Value::String(s)) => rules::execution_status("status", s)?,
+                Some(other) => rules::execution_status("status", &other.to_string())?,
+                None => rules::execution_status("status", "undefined")?,
+            };
+            self.inner
+                .list_instances_by_status(status.as_str())
+                .await
+                .map_err(BridgeError::from)
+        })
+        .await
+    }
+
+    #[napi(ts_return_type = "Promise<InstanceInfo>")]
+    pub async fn get_instance_info(&self, instance_id: String) -> Settled<InstanceInfo> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let i = self
+                .inner
+                .get_instance_info(&instance_id)
+                .await
+                .map_err(|e| not_found(e, || format!("instance '{instance_id}' not found")))?;
+            let mut created_at = i.created_at;
+            let mut updated_at = i.updated_at;
+            if created_at == 0 || updated_at == 0 {
+                let first = self.first_execution(&instance_id).await?;
+                let (start, _) = self.history_span(&instance_id, first).await?;
+                let (_, last) = self
+                    .history_span(&instance_id, i.current_execution_id)
+                    .await?;
+                if created_at == 0 {
+                    created_at = start;
+                }
+                if updated_at == 0 {
+                    updated_at = last;
+                }
+            }
+            let (output, _) = settled(&i.status, i.output, None);
+            Ok(InstanceInfo {
+                instance_id: i.instance_id,
+                orchestration_name: i.orchestration_name,
+                orchestration_version: i.orchestration_version,
+                current_execution_id: n(i.current_execution_id),
+                status: rules::store_status(&i.status)?,
+                output,
+                created_at: n(created_at),
+                updated_at: n(updated_at),
+                parent_instance_id: i.parent_instance_id,
+            })
+        })
+        .await
+    }
+
+    #[napi(ts_return_type = "Promise<ExecutionInfo>")]
     pub async fn get_execution_info(
         &self,
         instance_id: String,
         execution_id: f64,
-    ) -> napi::Result<ExecutionInfo> {
-        require_id("instanceId", &instance_id)?;
-        let id = self::execution_id(execution_id)?;
-        let e = self
-            .inner
-            .get_execution_info(&instance_id, id)
-            .await
-            .map_err(|e| {
-                not_found(e, || {
-                    format!("execution {id} of instance '{instance_id}' not found")
-                })
-            })?;
-        let started_at = match e.started_at {
-            0 => self.history_span(&instance_id, id).await?.0,
-            t => t,
-        };
-        let (output, completed_at) = settled(&e.status, e.output, e.completed_at);
-        Ok(ExecutionInfo {
-            execution_id: n(e.execution_id),
-            status: e.status,
-            output,
-            started_at: n(started_at),
-            completed_at: completed_at.map(n),
-            event_count: n(e.event_count),
+    ) -> Settled<ExecutionInfo> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let id = self::execution_id(execution_id)?;
+            let e = self
+                .inner
+                .get_execution_info(&instance_id, id)
+                .await
+                .map_err(|e| {
+                    not_found(e, || {
+                        format!("execution {id} of instance '{instance_id}' not found")
+                    })
+                })?;
+            let started_at = match e.started_at {
+                0 => self.history_span(&instance_id, id).await?.0,
+                t => t,
+            };
+            let (output, completed_at) = settled(&e.status, e.output, e.completed_at);
+            Ok(ExecutionInfo {
+                execution_id: n(e.execution_id),
+                status: rules::store_status(&e.status)?,
+                output,
+                started_at: n(started_at),
+                completed_at: completed_at.map(n),
+                event_count: n(e.event_count),
+            })
         })
+        .await
     }
 
     /// Execution ids of the instance in ascending order (`[]` when none).
-    #[napi]
-    pub async fn list_executions(&self, instance_id: String) -> napi::Result<Vec<i64>> {
-        require_id("instanceId", &instance_id)?;
-        let ids = self
-            .inner
-            .list_executions(&instance_id)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(ids.into_iter().map(n).collect())
+    #[napi(ts_return_type = "Promise<Array<number>>")]
+    pub async fn list_executions(&self, instance_id: String) -> Settled<Vec<i64>> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let ids = self
+                .inner
+                .list_executions(&instance_id)
+                .await
+                .map_err(BridgeError::from)?;
+            Ok(ids.into_iter().map(n).collect())
+        })
+        .await
     }
 
     /// The events of one execution, oldest first (`[]` when there are none).
-    #[napi]
+    #[napi(ts_return_type = "Promise<Array<HistoryEvent>>")]
     pub async fn read_execution_history(
         &self,
         instance_id: String,
         execution_id: f64,
-    ) -> napi::Result<Vec<HistoryEvent>> {
-        require_id("instanceId", &instance_id)?;
-        let id = self::execution_id(execution_id)?;
-        let events = self
-            .inner
-            .read_execution_history(&instance_id, id)
-            .await
-            .map_err(|e| {
-                not_found(e, || {
-                    format!("execution {id} of instance '{instance_id}' not found")
-                })
-            })?;
-        Ok(events.into_iter().map(HistoryEvent::from).collect())
+    ) -> Settled<Vec<HistoryEvent>> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let id = self::execution_id(execution_id)?;
+            let events = self
+                .inner
+                .read_execution_history(&instance_id, id)
+                .await
+                .map_err(|e| {
+                    not_found(e, || {
+                        format!("execution {id} of instance '{instance_id}' not found")
+                    })
+                })?;
+            Ok(events.into_iter().map(HistoryEvent::from).collect())
+        })
+        .await
     }
 
     /// The instance and its descendant sub-orchestrations.
-    #[napi]
-    pub async fn get_instance_tree(&self, instance_id: String) -> napi::Result<InstanceTree> {
-        require_id("instanceId", &instance_id)?;
-        // The crate walks children without checking the root exists, so a
-        // typo would come back as a one-instance tree.
-        let missing = || format!("instance '{instance_id}' not found");
-        self.inner
-            .get_instance_info(&instance_id)
-            .await
-            .map_err(|e| not_found(e, missing))?;
-        let tree = self
-            .inner
-            .get_instance_tree(&instance_id)
-            .await
-            .map_err(|e| not_found(e, missing))?;
-        Ok(InstanceTree {
-            size: n(tree.all_ids.len()),
-            root_id: tree.root_id,
-            all_ids: tree.all_ids,
+    #[napi(ts_return_type = "Promise<InstanceTree>")]
+    pub async fn get_instance_tree(&self, instance_id: String) -> Settled<InstanceTree> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            // The crate walks children without checking the root exists, so a
+            // typo would come back as a one-instance tree.
+            let missing = || format!("instance '{instance_id}' not found");
+            self.inner
+                .get_instance_info(&instance_id)
+                .await
+                .map_err(|e| not_found(e, missing))?;
+            let tree = self
+                .inner
+                .get_instance_tree(&instance_id)
+                .await
+                .map_err(|e| not_found(e, missing))?;
+            Ok(InstanceTree {
+                size: n(tree.all_ids.len()),
+                root_id: tree.root_id,
+                all_ids: tree.all_ids,
+            })
         })
+        .await
     }
 }
 

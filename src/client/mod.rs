@@ -21,28 +21,60 @@ use std::time::Duration;
 use duroxide::runtime::OrchestrationStatus;
 use napi_derive::napi;
 
-use crate::errors::{BridgeError, BridgeResult};
+use crate::errors::{BridgeError, Settled};
 use crate::providers::NativeProvider;
+use crate::rules;
+
+/// Where an instance is, as `client.getStatus()` reports it.
+#[napi(string_enum)]
+#[derive(Debug, PartialEq, Eq)]
+pub enum OrchestrationStatusName {
+    Running,
+    Completed,
+    Failed,
+    NotFound,
+}
+
+/// What kind of failure failed an instance (duroxide's `ErrorDetails`).
+#[napi(string_enum = "lowercase")]
+#[derive(Debug, PartialEq, Eq)]
+pub enum ErrorCategory {
+    Application,
+    Infrastructure,
+    Configuration,
+    Poison,
+}
+
+impl From<&duroxide::ErrorDetails> for ErrorCategory {
+    fn from(details: &duroxide::ErrorDetails) -> Self {
+        use duroxide::ErrorDetails as D;
+        match details {
+            D::Application { .. } => ErrorCategory::Application,
+            D::Infrastructure { .. } => ErrorCategory::Infrastructure,
+            D::Configuration { .. } => ErrorCategory::Configuration,
+            D::Poison { .. } => ErrorCategory::Poison,
+        }
+    }
+}
 
 /// `client.getStatus()` and friends.
 #[napi(object)]
 pub struct InstanceStatus {
-    /// `'Running' | 'Completed' | 'Failed' | 'NotFound'`.
-    pub status: String,
+    pub status: OrchestrationStatusName,
     /// JSON output when `Completed`.
     pub output: Option<String>,
     /// The failure's display message when `Failed`.
     pub error: Option<String>,
-    /// `'application' | 'infrastructure' | 'configuration' | 'poison'` when `Failed`.
-    pub error_category: Option<String>,
+    /// Set when `Failed`.
+    pub error_category: Option<ErrorCategory>,
     pub custom_status: Option<String>,
     pub custom_status_version: i64,
 }
 
 impl From<OrchestrationStatus> for InstanceStatus {
     fn from(s: OrchestrationStatus) -> Self {
-        let base = |status: &str| InstanceStatus {
-            status: status.to_string(),
+        let base = |status| InstanceStatus {
+            status,
             output: None,
             error: None,
             error_category: None,
@@ -50,14 +82,14 @@ impl From<OrchestrationStatus> for InstanceStatus {
             custom_status_version: 0,
         };
         match s {
-            OrchestrationStatus::NotFound => base("NotFound"),
+            OrchestrationStatus::NotFound => base(OrchestrationStatusName::NotFound),
             OrchestrationStatus::Running {
                 custom_status,
                 custom_status_version,
             } => InstanceStatus {
                 custom_status,
                 custom_status_version: custom_status_version as i64,
-                ..base("Running")
+                ..base(OrchestrationStatusName::Running)
             },
             OrchestrationStatus::Completed {
                 output,
@@ -67,7 +99,7 @@ impl From<OrchestrationStatus> for InstanceStatus {
                 output: Some(output),
                 custom_status,
                 custom_status_version: custom_status_version as i64,
-                ..base("Completed")
+                ..base(OrchestrationStatusName::Completed)
             },
             OrchestrationStatus::Failed {
                 details,
@@ -75,33 +107,13 @@ impl From<OrchestrationStatus> for InstanceStatus {
                 custom_status_version,
             } => InstanceStatus {
                 error: Some(details.display_message()),
-                error_category: Some(details.category().to_string()),
+                error_category: Some(ErrorCategory::from(&details)),
                 custom_status,
                 custom_status_version: custom_status_version as i64,
-                ..base("Failed")
+                ..base(OrchestrationStatusName::Failed)
             },
         }
     }
-}
-
-pub(crate) fn require_id(field: &str, id: &str) -> BridgeResult<()> {
-    if id.is_empty() {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{field} must be a non-empty string"
-        )));
-    }
-    Ok(())
-}
-
-/// Root instance ids may not look like generated sub-orchestration ids.
-pub(crate) fn require_root_id(field: &str, id: &str) -> BridgeResult<()> {
-    require_id(field, id)?;
-    if id.starts_with("sub::") || id.contains("::sub::") {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{field} '{id}' uses the reserved 'sub::' marker of generated sub-orchestration ids"
-        )));
-    }
-    Ok(())
 }
 
 /// Ends a wait at its deadline. duroxide's waits sleep between polls without
@@ -115,15 +127,6 @@ pub(crate) async fn within<T>(
     tokio::time::timeout(timeout, wait)
         .await
         .unwrap_or(Err(duroxide::ClientError::Timeout))
-}
-
-pub(crate) fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{field} must be a non-negative number of milliseconds, got {value}"
-        )));
-    }
-    Ok(Duration::from_millis(value as u64))
 }
 
 #[napi]
@@ -140,158 +143,162 @@ impl NativeClient {
         }
     }
 
-    #[napi]
+    #[napi(ts_return_type = "Promise<void>")]
     pub async fn start_orchestration(
         &self,
         instance_id: String,
         name: String,
         input: String,
-    ) -> napi::Result<()> {
-        require_root_id("instanceId", &instance_id)?;
-        require_id("orchestration name", &name)?;
-        self.inner
-            .start_orchestration(instance_id, name, input)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(())
+    ) -> Settled<()> {
+        Settled::of(async {
+            rules::root_instance_id("instanceId", &instance_id)?;
+            rules::name("orchestrationName", &name)?;
+            Ok(self
+                .inner
+                .start_orchestration(instance_id, name, input)
+                .await?)
+        })
+        .await
     }
 
-    #[napi]
+    #[napi(ts_return_type = "Promise<void>")]
     pub async fn start_orchestration_versioned(
         &self,
         instance_id: String,
         name: String,
         input: String,
         version: String,
-    ) -> napi::Result<()> {
-        require_root_id("instanceId", &instance_id)?;
-        require_id("orchestration name", &name)?;
-        semver::Version::parse(&version).map_err(|e| {
-            BridgeError::InvalidArgument(format!(
-                "version '{version}' is not semver (for example '1.2.0'): {e}"
-            ))
-        })?;
-        self.inner
-            .start_orchestration_versioned(instance_id, name, version, input)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(())
+    ) -> Settled<()> {
+        Settled::of(async {
+            rules::root_instance_id("instanceId", &instance_id)?;
+            rules::name("orchestrationName", &name)?;
+            rules::version("version", &version)?;
+            Ok(self
+                .inner
+                .start_orchestration_versioned(instance_id, name, version, input)
+                .await?)
+        })
+        .await
     }
 
-    #[napi]
-    pub async fn get_status(&self, instance_id: String) -> napi::Result<InstanceStatus> {
-        require_id("instanceId", &instance_id)?;
-        let status = self
-            .inner
-            .get_orchestration_status(&instance_id)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(status.into())
+    #[napi(ts_return_type = "Promise<InstanceStatus>")]
+    pub async fn get_status(&self, instance_id: String) -> Settled<InstanceStatus> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let status = self.inner.get_orchestration_status(&instance_id).await?;
+            Ok(status.into())
+        })
+        .await
     }
 
     /// Resolves once the instance is terminal; rejects with `ERR_TIMEOUT`.
-    #[napi]
+    #[napi(ts_return_type = "Promise<InstanceStatus>")]
     pub async fn wait_for_orchestration(
         &self,
         instance_id: String,
         timeout_ms: f64,
-    ) -> napi::Result<InstanceStatus> {
-        require_id("instanceId", &instance_id)?;
-        let timeout = millis("timeoutMs", timeout_ms)?;
-        match within(
-            timeout,
-            self.inner.wait_for_orchestration(&instance_id, timeout),
-        )
+    ) -> Settled<InstanceStatus> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let timeout = rules::millis("timeoutMs", timeout_ms)?;
+            match within(
+                timeout,
+                self.inner.wait_for_orchestration(&instance_id, timeout),
+            )
+            .await
+            {
+                Ok(status) => Ok(status.into()),
+                Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
+                    "instance '{instance_id}' did not finish within {timeout_ms} ms"
+                ))),
+                Err(e) => Err(e.into()),
+            }
+        })
         .await
-        {
-            Ok(status) => Ok(status.into()),
-            Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
-                "instance '{instance_id}' did not finish within {timeout_ms} ms"
-            ))
-            .into()),
-            Err(e) => Err(BridgeError::from(e).into()),
-        }
     }
 
-    #[napi]
+    #[napi(ts_return_type = "Promise<InstanceStatus>")]
     pub async fn wait_for_status_change(
         &self,
         instance_id: String,
         last_seen_version: f64,
         poll_interval_ms: f64,
         timeout_ms: f64,
-    ) -> napi::Result<InstanceStatus> {
-        require_id("instanceId", &instance_id)?;
-        if !(last_seen_version.is_finite() && last_seen_version >= 0.0) {
-            return Err(BridgeError::InvalidArgument(format!(
-                "lastSeenVersion must be a non-negative number, got {last_seen_version}"
-            ))
-            .into());
-        }
-        let poll = millis("pollIntervalMs", poll_interval_ms)?.max(Duration::from_millis(1));
-        let timeout = millis("timeoutMs", timeout_ms)?;
-        let wait = self.inner.wait_for_status_change(
-            &instance_id,
-            last_seen_version as u64,
-            poll,
-            timeout,
-        );
-        match within(timeout, wait).await {
-            Ok(status) => Ok(status.into()),
-            Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
-                "custom status of '{instance_id}' did not change past version {last_seen_version} within {timeout_ms} ms"
-            ))
-            .into()),
-            Err(e) => Err(BridgeError::from(e).into()),
-        }
+    ) -> Settled<InstanceStatus> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            if !(last_seen_version.is_finite() && last_seen_version >= 0.0) {
+                return Err(BridgeError::InvalidArgument(format!(
+                    "lastSeenVersion must be a non-negative number, got {last_seen_version}"
+                )));
+            }
+            let poll =
+                rules::millis("pollIntervalMs", poll_interval_ms)?.max(Duration::from_millis(1));
+            let timeout = rules::millis("timeoutMs", timeout_ms)?;
+            let wait = self.inner.wait_for_status_change(
+                &instance_id,
+                last_seen_version as u64,
+                poll,
+                timeout,
+            );
+            match within(timeout, wait).await {
+                Ok(status) => Ok(status.into()),
+                Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
+                    "custom status of '{instance_id}' did not change past version {last_seen_version} within {timeout_ms} ms"
+                ))),
+                Err(e) => Err(e.into()),
+            }
+        })
+        .await
     }
 
-    #[napi]
+    #[napi(ts_return_type = "Promise<void>")]
     pub async fn raise_event(
         &self,
         instance_id: String,
         event_name: String,
         data: String,
-    ) -> napi::Result<()> {
-        require_id("instanceId", &instance_id)?;
-        require_id("eventName", &event_name)?;
-        self.inner
-            .raise_event(instance_id, event_name, data)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(())
+    ) -> Settled<()> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            rules::name("eventName", &event_name)?;
+            Ok(self
+                .inner
+                .raise_event(instance_id, event_name, data)
+                .await?)
+        })
+        .await
     }
 
-    #[napi]
+    #[napi(ts_return_type = "Promise<void>")]
     pub async fn enqueue_event(
         &self,
         instance_id: String,
         queue_name: String,
         data: String,
-    ) -> napi::Result<()> {
-        require_id("instanceId", &instance_id)?;
-        require_id("queueName", &queue_name)?;
-        self.inner
-            .enqueue_event(instance_id, queue_name, data)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(())
+    ) -> Settled<()> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            rules::name("queueName", &queue_name)?;
+            Ok(self
+                .inner
+                .enqueue_event(instance_id, queue_name, data)
+                .await?)
+        })
+        .await
     }
 
-    #[napi]
+    #[napi(ts_return_type = "Promise<void>")]
     pub async fn cancel_instance(
         &self,
         instance_id: String,
         reason: Option<String>,
-    ) -> napi::Result<()> {
-        require_id("instanceId", &instance_id)?;
-        self.inner
-            .cancel_instance(
-                instance_id,
-                reason.unwrap_or_else(|| "cancelled by client".into()),
-            )
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(())
+    ) -> Settled<()> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let reason = reason.unwrap_or_else(|| "cancelled by client".into());
+            Ok(self.inner.cancel_instance(instance_id, reason).await?)
+        })
+        .await
     }
 }

@@ -8,8 +8,9 @@ use duroxide::ClientError;
 use napi_derive::napi;
 
 use super::management::{n, not_found};
-use super::{require_id, NativeClient};
-use crate::errors::{BridgeError, BridgeResult};
+use super::NativeClient;
+use crate::errors::{BridgeError, BridgeResult, Settled};
+use crate::rules;
 
 /// `client.deleteInstance(...)` and `deleteInstanceBulk(...)`.
 #[napi(object)]
@@ -84,7 +85,7 @@ fn crate_filter(filter: Option<InstanceFilter>) -> BridgeResult<CrateFilter> {
     };
     if let Some(ids) = &f.instance_ids {
         for id in ids {
-            require_id("filter.instanceIds[]", id)?;
+            rules::instance_id("filter.instanceIds[]", id)?;
         }
     }
     Ok(CrateFilter {
@@ -138,68 +139,80 @@ impl From<CratePruneResult> for PruneResult {
 impl NativeClient {
     /// Deletes a root instance with its sub-orchestrations. A running
     /// instance needs `force` (and keeps running in memory until its turn ends).
-    #[napi]
+    #[napi(ts_return_type = "Promise<DeleteInstanceResult>")]
     pub async fn delete_instance(
         &self,
         instance_id: String,
         force: bool,
-    ) -> napi::Result<DeleteInstanceResult> {
-        require_id("instanceId", &instance_id)?;
-        let r = self
-            .inner
-            .delete_instance(&instance_id, force)
-            .await
-            .map_err(|e| delete_error(e, &instance_id))?;
-        Ok(r.into())
+    ) -> Settled<DeleteInstanceResult> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let r = self
+                .inner
+                .delete_instance(&instance_id, force)
+                .await
+                .map_err(|e| delete_error(e, &instance_id))?;
+            Ok(r.into())
+        })
+        .await
     }
 
     /// Deletes terminal root instances matching `filter`; running ones are skipped.
-    #[napi]
+    #[napi(ts_return_type = "Promise<DeleteInstanceResult>")]
     pub async fn delete_instance_bulk(
         &self,
         filter: Option<InstanceFilter>,
-    ) -> napi::Result<DeleteInstanceResult> {
-        let filter = crate_filter(filter)?;
-        let r = self
-            .inner
-            .delete_instance_bulk(filter)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(r.into())
+    ) -> Settled<DeleteInstanceResult> {
+        Settled::of(async {
+            let filter = crate_filter(filter)?;
+            let r = self
+                .inner
+                .delete_instance_bulk(filter)
+                .await
+                .map_err(BridgeError::from)?;
+            Ok(r.into())
+        })
+        .await
     }
 
     /// Deletes old executions of one instance; the current one is kept.
-    #[napi]
+    #[napi(ts_return_type = "Promise<PruneResult>")]
     pub async fn prune_executions(
         &self,
         instance_id: String,
         options: Option<PruneOptions>,
-    ) -> napi::Result<PruneResult> {
-        require_id("instanceId", &instance_id)?;
-        let options = crate_prune_options(options)?;
-        let r = self
-            .inner
-            .prune_executions(&instance_id, options)
-            .await
-            .map_err(|e| not_found(e, || format!("instance '{instance_id}' not found")))?;
-        Ok(r.into())
+    ) -> Settled<PruneResult> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let options = crate_prune_options(options)?;
+            let r = self
+                .inner
+                .prune_executions(&instance_id, options)
+                .await
+                .map_err(|e| not_found(e, || format!("instance '{instance_id}' not found")))?;
+            Ok(r.into())
+        })
+        .await
     }
 
     /// `pruneExecutions` over every instance matching `filter`.
-    #[napi]
+    #[napi(ts_return_type = "Promise<PruneResult>")]
     pub async fn prune_executions_bulk(
         &self,
         filter: Option<InstanceFilter>,
         options: Option<PruneOptions>,
-    ) -> napi::Result<PruneResult> {
-        let filter = crate_filter(filter)?;
-        let options = crate_prune_options(options)?;
-        let r = self
-            .inner
-            .prune_executions_bulk(filter, options)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(r.into())
+    ) -> Settled<PruneResult> {
+        Settled::of(async {
+            let filter = crate_filter(filter)?;
+            let options = crate_prune_options(options)?;
+            let r = self
+                .inner
+                .prune_executions_bulk(filter, options)
+                .await
+                .map_err(BridgeError::from)?;
+            Ok(r.into())
+        })
+        .await
     }
 }
 

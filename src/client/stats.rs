@@ -2,8 +2,9 @@
 
 use napi_derive::napi;
 
-use super::{require_id, NativeClient};
-use crate::errors::BridgeError;
+use super::NativeClient;
+use crate::errors::{BridgeError, Settled};
+use crate::rules;
 
 /// `client.getSystemMetrics()`. Counts are of instances by the status of
 /// their current execution.
@@ -57,55 +58,64 @@ fn n<T: TryInto<i64>>(v: T) -> i64 {
 
 #[napi]
 impl NativeClient {
-    #[napi]
-    pub async fn get_system_metrics(&self) -> napi::Result<SystemMetrics> {
-        let m = self
-            .inner
-            .get_system_metrics()
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(SystemMetrics {
-            total_instances: n(m.total_instances),
-            total_executions: n(m.total_executions),
-            running_instances: n(m.running_instances),
-            completed_instances: n(m.completed_instances),
-            failed_instances: n(m.failed_instances),
-            total_events: n(m.total_events),
+    #[napi(ts_return_type = "Promise<SystemMetrics>")]
+    pub async fn get_system_metrics(&self) -> Settled<SystemMetrics> {
+        Settled::of(async {
+            let m = self
+                .inner
+                .get_system_metrics()
+                .await
+                .map_err(BridgeError::from)?;
+            Ok(SystemMetrics {
+                total_instances: n(m.total_instances),
+                total_executions: n(m.total_executions),
+                running_instances: n(m.running_instances),
+                completed_instances: n(m.completed_instances),
+                failed_instances: n(m.failed_instances),
+                total_events: n(m.total_events),
+            })
         })
+        .await
     }
 
-    #[napi]
-    pub async fn get_queue_depths(&self) -> napi::Result<QueueDepths> {
-        let q = self
-            .inner
-            .get_queue_depths()
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(QueueDepths {
-            orchestrator_queue: n(q.orchestrator_queue),
-            worker_queue: n(q.worker_queue),
-            timer_queue: n(q.timer_queue),
+    #[napi(ts_return_type = "Promise<QueueDepths>")]
+    pub async fn get_queue_depths(&self) -> Settled<QueueDepths> {
+        Settled::of(async {
+            let q = self
+                .inner
+                .get_queue_depths()
+                .await
+                .map_err(BridgeError::from)?;
+            Ok(QueueDepths {
+                orchestrator_queue: n(q.orchestrator_queue),
+                worker_queue: n(q.worker_queue),
+                timer_queue: n(q.timer_queue),
+            })
         })
+        .await
     }
 
     /// `null` when the instance does not exist (yet).
-    #[napi]
+    #[napi(ts_return_type = "Promise<OrchestrationStats | null>")]
     pub async fn get_orchestration_stats(
         &self,
         instance_id: String,
-    ) -> napi::Result<Option<OrchestrationStats>> {
-        require_id("instanceId", &instance_id)?;
-        let stats = self
-            .inner
-            .get_orchestration_stats(&instance_id)
-            .await
-            .map_err(BridgeError::from)?;
-        Ok(stats.map(|s| OrchestrationStats {
-            history_event_count: n(s.history_event_count),
-            history_size_bytes: n(s.history_size_bytes),
-            queue_pending_count: n(s.queue_pending_count),
-            kv_user_key_count: n(s.kv_user_key_count),
-            kv_total_value_bytes: n(s.kv_total_value_bytes),
-        }))
+    ) -> Settled<Option<OrchestrationStats>> {
+        Settled::of(async {
+            rules::instance_id("instanceId", &instance_id)?;
+            let stats = self
+                .inner
+                .get_orchestration_stats(&instance_id)
+                .await
+                .map_err(BridgeError::from)?;
+            Ok(stats.map(|s| OrchestrationStats {
+                history_event_count: n(s.history_event_count),
+                history_size_bytes: n(s.history_size_bytes),
+                queue_pending_count: n(s.queue_pending_count),
+                kv_user_key_count: n(s.kv_user_key_count),
+                kv_total_value_bytes: n(s.kv_total_value_bytes),
+            }))
+        })
+        .await
     }
 }

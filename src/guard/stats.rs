@@ -276,22 +276,30 @@ impl GuardStats {
     }
 }
 
+/// `runtime.health().status`.
+#[napi(string_enum = "lowercase")]
+#[derive(Debug, PartialEq, Eq)]
+pub enum HealthStatus {
+    Ok,
+    Degraded,
+}
+
 /// `runtime.health()`.
 #[napi(object)]
 pub struct RuntimeHealth {
-    /// `'ok'` or `'degraded'`.
-    pub status: String,
+    pub status: HealthStatus,
     /// Why it is degraded; empty when `ok`.
     pub reasons: Vec<String>,
 }
 
 impl RuntimeHealth {
     pub fn from_reasons(reasons: Vec<String>) -> Self {
-        let status = if reasons.is_empty() { "ok" } else { "degraded" };
-        Self {
-            status: status.to_string(),
-            reasons,
-        }
+        let status = if reasons.is_empty() {
+            HealthStatus::Ok
+        } else {
+            HealthStatus::Degraded
+        };
+        Self { status, reasons }
     }
 }
 

@@ -20,7 +20,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::EnvFilter;
 
-use crate::errors::BridgeError;
+use crate::errors::{BridgeError, ErrorCode};
 
 /// `level` for the runtime's own targets; other crates at WARN, or at
 /// `level` when it is stricter. `RUST_LOG` overrides it.
@@ -73,7 +73,7 @@ pub struct TracingOptions {
 
 /// Sends runtime logs to a file. Call it before the first `Runtime.start()`.
 #[napi]
-pub fn init_tracing(options: TracingOptions) -> napi::Result<()> {
+pub fn init_tracing(options: TracingOptions) -> napi::Result<(), ErrorCode> {
     let level = options.log_level.unwrap_or_else(|| "info".into());
     if !["trace", "debug", "info", "warn", "error", "off"]
         .contains(&level.to_ascii_lowercase().as_str())

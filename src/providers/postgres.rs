@@ -8,7 +8,7 @@ use duroxide_pg::{EntraAuthOptions, MigrationPolicy, PostgresProvider, ProviderC
 use napi_derive::napi;
 
 use super::NativeProvider;
-use crate::errors::{BridgeError, BridgeResult};
+use crate::errors::{BridgeError, BridgeResult, Settled};
 
 /// Options of the URL constructors (`connect`, `connectWithSchema`).
 #[napi(object)]
@@ -212,20 +212,19 @@ async fn explain_pool_timeout(
 }
 
 /// Connects with a `postgres://` URL; `schema` defaults to `public`.
-#[napi]
-pub async fn connect_postgres(
+pub(crate) async fn connect_postgres(
     database_url: String,
     schema: Option<String>,
     options: Option<PostgresConnectOptions>,
-) -> napi::Result<NativeProvider> {
+) -> BridgeResult<NativeProvider> {
     let options = options.unwrap_or_default();
     if let Some(schema) = &schema {
         validate_schema(schema)?;
     }
     if options.max_connections == Some(0) {
-        return Err(
-            BridgeError::InvalidOption("maxConnections must be at least 1, got 0".into()).into(),
-        );
+        return Err(BridgeError::InvalidOption(
+            "maxConnections must be at least 1, got 0".into(),
+        ));
     }
     check_url(&database_url)?;
     let policy = migration_policy(&options)?;
@@ -260,10 +259,9 @@ pub async fn connect_postgres(
             return Err(match cause {
                 Some(cause) => BridgeError::Provider(format!("{what}: {cause}")),
                 None => provider_error(&what, e),
-            }
-            .into());
+            });
         }
-        Err(e) => return Err(provider_error(&what, e).into()),
+        Err(e) => return Err(provider_error(&what, e)),
     };
     Ok(NativeProvider::new(
         super::pg_retry::with_terminated_retry(Arc::new(provider)),
@@ -280,15 +278,14 @@ fn default_pool_size() -> u32 {
 }
 
 /// Connects to Azure Database for PostgreSQL with a Microsoft Entra ID token.
-#[napi]
-pub async fn connect_postgres_entra(
+pub(crate) async fn connect_postgres_entra(
     host: String,
     port: u32,
     database: String,
     user: String,
     schema: Option<String>,
     options: Option<EntraOptions>,
-) -> napi::Result<NativeProvider> {
+) -> BridgeResult<NativeProvider> {
     let options = options.unwrap_or_default();
     if let Some(schema) = &schema {
         validate_schema(schema)?;
@@ -300,7 +297,9 @@ pub async fn connect_postgres_entra(
             BridgeError::InvalidArgument(format!("port must be 1..65535, got {port}"))
         })?;
     if host.is_empty() {
-        return Err(BridgeError::InvalidArgument("host must be a non-empty string".into()).into());
+        return Err(BridgeError::InvalidArgument(
+            "host must be a non-empty string".into(),
+        ));
     }
     let mut entra = EntraAuthOptions::new();
     if let Some(a) = options.audience {
@@ -310,8 +309,7 @@ pub async fn connect_postgres_entra(
         if m == 0 {
             return Err(BridgeError::InvalidOption(
                 "maxConnections must be at least 1, got 0".into(),
-            )
-            .into());
+            ));
         }
         entra = entra.max_connections(m);
     }
@@ -371,4 +369,32 @@ mod tests {
         );
         assert!(check_url("not a url").is_err());
     }
+}
+
+// The JS entry points: their errors reach JS with their `code` (see `errors.rs`).
+#[napi(
+    js_name = "connectPostgres",
+    ts_return_type = "Promise<NativeProvider>"
+)]
+pub async fn connect_postgres_js(
+    database_url: String,
+    schema: Option<String>,
+    options: Option<PostgresConnectOptions>,
+) -> Settled<NativeProvider> {
+    Settled(connect_postgres(database_url, schema, options).await)
+}
+
+#[napi(
+    js_name = "connectPostgresEntra",
+    ts_return_type = "Promise<NativeProvider>"
+)]
+pub async fn connect_postgres_entra_js(
+    host: String,
+    port: u32,
+    database: String,
+    user: String,
+    schema: Option<String>,
+    options: Option<EntraOptions>,
+) -> Settled<NativeProvider> {
+    Settled(connect_postgres_entra(host, port, database, user, schema, options).await)
 }

@@ -7,7 +7,7 @@ use duroxide::providers::sqlite::SqliteProvider;
 use napi_derive::napi;
 
 use super::NativeProvider;
-use crate::errors::{BridgeError, BridgeResult};
+use crate::errors::{BridgeError, BridgeResult, Settled};
 
 /// Turns a `sqlite:` URL into a file path: `sqlite:./app.db`, `sqlite:///tmp/x.db`
 /// and `sqlite:/tmp/x.db?mode=rwc` all name a file; the query string is not
@@ -33,16 +33,14 @@ pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
 }
 
 /// Opens (creating if missing) the SQLite file named by a `sqlite:` URL.
-#[napi]
-pub async fn open_sqlite(url: String) -> napi::Result<NativeProvider> {
+pub(crate) async fn open_sqlite(url: String) -> BridgeResult<NativeProvider> {
     let path = sqlite_path(&url)?;
     if let Some(parent) = std::path::Path::new(&path).parent() {
         if !parent.as_os_str().is_empty() && !parent.exists() {
             return Err(BridgeError::Provider(format!(
                 "cannot open '{url}': directory '{}' does not exist",
                 parent.display()
-            ))
-            .into());
+            )));
         }
     }
     if !std::path::Path::new(&path).exists() {
@@ -62,8 +60,7 @@ pub async fn open_sqlite(url: String) -> napi::Result<NativeProvider> {
 }
 
 /// A private in-memory SQLite database; gone when the last holder drops it.
-#[napi]
-pub async fn sqlite_in_memory() -> napi::Result<NativeProvider> {
+pub(crate) async fn sqlite_in_memory() -> BridgeResult<NativeProvider> {
     let provider = SqliteProvider::new_in_memory()
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot create in-memory database: {e}")))?;
@@ -88,4 +85,15 @@ mod tests {
         assert!(sqlite_path("postgres://x").is_err());
         assert!(sqlite_path("sqlite:").is_err());
     }
+}
+
+// The JS entry points: their errors reach JS with their `code` (see `errors.rs`).
+#[napi(js_name = "openSqlite", ts_return_type = "Promise<NativeProvider>")]
+pub async fn open_sqlite_js(url: String) -> Settled<NativeProvider> {
+    Settled(open_sqlite(url).await)
+}
+
+#[napi(js_name = "sqliteInMemory", ts_return_type = "Promise<NativeProvider>")]
+pub async fn sqlite_in_memory_js() -> Settled<NativeProvider> {
+    Settled(sqlite_in_memory().await)
 }

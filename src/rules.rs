@@ -1,0 +1,188 @@
+//! The argument rules of every native entry point, in one place: names,
+//! instance ids (and the reserved `sub::` marker), semver versions, the
+//! default version, millisecond durations and instance statuses.
+//!
+//! The client, the task descriptors and the registrations all check their
+//! arguments here, so a rule and its message are written once. The JS layer
+//! only checks types (what napi cannot convert); the values themselves are
+//! judged here. Each function takes the argument's JS name (`field`) so the
+//! message names it as the caller wrote it.
+//!
+//! This module depends on nothing but the error type, so any module may use it.
+
+use std::time::Duration;
+
+use napi_derive::napi;
+use semver::Version;
+
+use crate::errors::{BridgeError, BridgeResult};
+
+/// The version a plain `registerOrchestration` registers, as duroxide does.
+pub(crate) const DEFAULT_VERSION: &str = "1.0.0";
+
+/// The marker of instance ids duroxide generates for sub-orchestrations.
+const SUB_MARKER: &str = "sub::";
+
+fn invalid(message: String) -> BridgeError {
+    BridgeError::InvalidArgument(message)
+}
+
+/// Names of activities, orchestrations, events, queues, keys, tags and
+/// sessions: any string that is not blank.
+pub(crate) fn name(field: &str, value: &str) -> BridgeResult<()> {
+    if value.trim().is_empty() {
+        return Err(invalid(format!("{field} must be a non-empty string")));
+    }
+    Ok(())
+}
+
+/// An instance id to look up: any non-empty string.
+pub(crate) fn instance_id(field: &str, id: &str) -> BridgeResult<()> {
+    if id.is_empty() {
+        return Err(invalid(format!("{field} must be a non-empty string")));
+    }
+    Ok(())
+}
+
+/// An instance id the caller chooses for a new instance. It may not look like
+/// a generated sub-orchestration id: duroxide asserts on those, which would
+/// fail the turn with a panic.
+pub(crate) fn root_instance_id(field: &str, id: &str) -> BridgeResult<()> {
+    instance_id(field, id)?;
+    if id.starts_with(SUB_MARKER) || id.contains("::sub::") {
+        return Err(invalid(format!(
+            "{field} '{id}' uses the reserved '{SUB_MARKER}' marker of generated sub-orchestration ids"
+        )));
+    }
+    Ok(())
+}
+
+/// A semver version (`1.2.0`); duroxide's registry panics on anything else.
+pub(crate) fn version(field: &str, value: &str) -> BridgeResult<Version> {
+    Version::parse(value).map_err(|e| {
+        invalid(format!(
+            "{field} '{value}' is not semver (not a semver version like '1.2.0'): {e}"
+        ))
+    })
+}
+
+/// A duration in milliseconds, as a JS number. Fractions, negatives and
+/// non-finite values are refused rather than truncated by the cast, so a
+/// wait or a timer is never silently shorter than asked.
+pub(crate) fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
+    if !(value.is_finite() && value >= 0.0 && value.fract() == 0.0) {
+        return Err(invalid(format!(
+            "{field} must be a non-negative integer number of milliseconds, got {value}"
+        )));
+    }
+    Ok(Duration::from_millis(value as u64))
+}
+
+/// The status of an instance's current execution, as the stores record it
+/// (`listInstancesByStatus`, `getInstanceInfo().status`).
+#[napi(string_enum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutionStatusName {
+    Running,
+    Completed,
+    Failed,
+    ContinuedAsNew,
+}
+
+impl ExecutionStatusName {
+    pub(crate) const ALL: [ExecutionStatusName; 4] = [
+        ExecutionStatusName::Running,
+        ExecutionStatusName::Completed,
+        ExecutionStatusName::Failed,
+        ExecutionStatusName::ContinuedAsNew,
+    ];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ExecutionStatusName::Running => "Running",
+            ExecutionStatusName::Completed => "Completed",
+            ExecutionStatusName::Failed => "Failed",
+            ExecutionStatusName::ContinuedAsNew => "ContinuedAsNew",
+        }
+    }
+
+    /// The status a store reported; `None` for a string no store writes.
+    pub(crate) fn from_store(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+}
+
+/// A status a store reported; one no store writes is a bug to surface.
+pub(crate) fn store_status(value: &str) -> BridgeResult<ExecutionStatusName> {
+    ExecutionStatusName::from_store(value).ok_or_else(|| {
+        BridgeError::Internal(format!(
+            "the store reported an unknown execution status '{value}'"
+        ))
+    })
+}
+
+/// A status string from JS, refused with the list of valid ones.
+pub(crate) fn execution_status(field: &str, value: &str) -> BridgeResult<ExecutionStatusName> {
+    ExecutionStatusName::from_store(value).ok_or_else(|| {
+        let all: Vec<&str> = ExecutionStatusName::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        invalid(format!(
+            "{field} '{value}' is not an instance status; expected one of {}",
+            all.join(", ")
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn millis_has_one_contract() {
+        assert_eq!(millis("t", 1500.0).unwrap(), Duration::from_millis(1500));
+        assert_eq!(millis("t", 0.0).unwrap(), Duration::ZERO);
+        for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY] {
+            let err = millis("timeoutMs", bad).unwrap_err();
+            assert!(err
+                .message()
+                .starts_with("timeoutMs must be a non-negative integer"));
+        }
+    }
+
+    #[test]
+    fn reserved_sub_marker_is_refused_only_for_new_instances() {
+        for id in ["sub::1", "root::sub::2"] {
+            assert!(root_instance_id("instanceId", id)
+                .unwrap_err()
+                .message()
+                .contains("reserved 'sub::'"));
+            assert!(instance_id("instanceId", id).is_ok());
+        }
+        assert!(root_instance_id("instanceId", "subscriber::1").is_ok());
+        assert!(root_instance_id("instanceId", "").is_err());
+    }
+
+    #[test]
+    fn names_versions_and_statuses() {
+        assert!(name("name", " ").is_err());
+        assert!(name("name", "A").is_ok());
+        assert!(version("version", "v2")
+            .unwrap_err()
+            .message()
+            .contains("'v2' is not semver"));
+        assert_eq!(
+            version("version", DEFAULT_VERSION).unwrap(),
+            Version::new(1, 0, 0)
+        );
+        assert_eq!(
+            execution_status("status", "ContinuedAsNew").unwrap(),
+            ExecutionStatusName::ContinuedAsNew
+        );
+        assert!(execution_status("status", "completed")
+            .unwrap_err()
+            .message()
+            .contains("Running, Completed, Failed, ContinuedAsNew"));
+    }
+}
