@@ -5,10 +5,12 @@
 // `events` callback (src/bridge/mod.rs, src/guard/events.rs). A listener that
 // throws must not take the process down from inside a native callback, nor
 // stop the other listeners: its error becomes a process warning (stderr).
+const native = require('./native')
 const { InvalidArgumentError, describe } = require('./errors')
 const { func } = require('./validate')
 
-const EVENT_TYPES = Object.freeze(['poison', 'lockLost', 'livelock'])
+// The native string enum (src/guard/events.rs): the types Rust can emit.
+const EVENT_TYPES = Object.freeze(Object.values(native.RuntimeEventType))
 
 function eventType(type) {
   if (!EVENT_TYPES.includes(type)) {

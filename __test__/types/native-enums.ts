@@ -7,8 +7,9 @@ import type {
   ExecutionStatusName as NativeExecutionStatusName,
   HealthStatus as NativeHealthStatus,
   OrchestrationStatusName as NativeOrchestrationStatusName,
+  RuntimeEventType as NativeRuntimeEventType,
 } from '../../native'
-import type { ErrorCategory, ExecutionStatusName, OrchestrationStatusName, RuntimeHealth } from 'duroxide-node'
+import type { ErrorCategory, ExecutionStatusName, OrchestrationStatusName, RuntimeEventType, RuntimeHealth } from 'duroxide-node'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 
@@ -17,4 +18,5 @@ export const sameSets: [
   Equal<ExecutionStatusName, `${NativeExecutionStatusName}`>,
   Equal<ErrorCategory, `${NativeErrorCategory}`>,
   Equal<RuntimeHealth['status'], `${NativeHealthStatus}`>,
-] = [true, true, true, true]
+  Equal<RuntimeEventType, `${NativeRuntimeEventType}`>,
+] = [true, true, true, true, true]

@@ -1,9 +1,11 @@
 'use strict'
 // The execution statuses the store reports (api.md's ExecutionStatusName),
 // and the `--status` option that picks one.
+const native = require('../native')
 const { UsageError } = require('./errors')
 
-const INSTANCE_STATUSES = Object.freeze(['Running', 'Completed', 'Failed', 'ContinuedAsNew'])
+// The native string enum (src/rules.rs), so the CLI lists what the client accepts.
+const INSTANCE_STATUSES = Object.freeze(Object.values(native.ExecutionStatusName))
 
 /**
  * Whether the instance still runs: its current execution is Running, or has

@@ -17,13 +17,31 @@ use napi_derive::napi;
 /// set restarts, so a long-lived runtime cannot grow it without bound.
 const MAX_REMEMBERED: usize = 10_000;
 
+/// The kinds of event `runtime.on(type, fn)` subscribes to.
+#[napi(string_enum = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeEventType {
+    Poison,
+    LockLost,
+    Livelock,
+}
+
+impl RuntimeEventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeEventType::Poison => "poison",
+            RuntimeEventType::LockLost => "lockLost",
+            RuntimeEventType::Livelock => "livelock",
+        }
+    }
+}
+
 /// What a listener of `runtime.on(type, fn)` receives.
 #[napi(object)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuardEvent {
-    /// `'poison'`, `'lockLost'` or `'livelock'`.
     #[napi(js_name = "type")]
-    pub event_type: String,
+    pub event_type: RuntimeEventType,
     /// The instance whose message it is.
     pub instance_id: String,
     /// `'orchestrator'` (orchestration turns) or `'worker'` (activities).
@@ -67,12 +85,12 @@ impl GuardEvents {
     }
 
     /// True the first time `(event_type, instance)` is seen.
-    pub fn first_time(&self, event_type: &str, instance: &str) -> bool {
+    pub fn first_time(&self, event_type: RuntimeEventType, instance: &str) -> bool {
         let mut seen = self.reported.lock().expect("reported events");
         if seen.len() >= MAX_REMEMBERED {
             seen.clear();
         }
-        seen.insert((event_type.to_string(), instance.to_string()))
+        seen.insert((event_type.as_str().to_string(), instance.to_string()))
     }
 
     /// Logs the event and hands it to the application.
@@ -89,8 +107,8 @@ fn log(e: &GuardEvent) {
     let attempt = e
         .attempt_count
         .map_or_else(|| "unknown".to_string(), |a| a.to_string());
-    match e.event_type.as_str() {
-        "livelock" => tracing::error!(
+    match e.event_type {
+        RuntimeEventType::Livelock => tracing::error!(
             target: "duroxide_node::guard",
             instance_id = %e.instance_id,
             queue = %e.queue,
@@ -100,7 +118,7 @@ fn log(e: &GuardEvent) {
              maxAttempts {}) without committing; likely cause: {}",
             e.instance_id, e.queue, e.max_attempts, e.cause
         ),
-        "poison" => tracing::error!(
+        RuntimeEventType::Poison => tracing::error!(
             target: "duroxide_node::guard",
             instance_id = %e.instance_id,
             queue = %e.queue,
@@ -110,7 +128,7 @@ fn log(e: &GuardEvent) {
              (maxAttempts {}); {}",
             e.instance_id, e.queue, e.max_attempts, e.cause
         ),
-        _ => tracing::warn!(
+        RuntimeEventType::LockLost => tracing::warn!(
             target: "duroxide_node::guard",
             instance_id = %e.instance_id,
             queue = %e.queue,
@@ -126,9 +144,9 @@ fn log(e: &GuardEvent) {
 mod tests {
     use super::*;
 
-    fn event(t: &str) -> GuardEvent {
+    fn event(t: RuntimeEventType) -> GuardEvent {
         GuardEvent {
-            event_type: t.into(),
+            event_type: t,
             instance_id: "i".into(),
             queue: "orchestrator".into(),
             attempt_count: Some(3),
@@ -143,18 +161,18 @@ mod tests {
         let events = GuardEvents::default();
         let g = got.clone();
         events.connect(Arc::new(move |e| g.lock().unwrap().push(e)));
-        events.emit(event("poison"));
+        events.emit(event(RuntimeEventType::Poison));
         events.disconnect();
-        events.emit(event("livelock"));
-        assert_eq!(*got.lock().unwrap(), vec![event("poison")]);
+        events.emit(event(RuntimeEventType::Livelock));
+        assert_eq!(*got.lock().unwrap(), vec![event(RuntimeEventType::Poison)]);
     }
 
     #[test]
     fn first_time_is_per_type_and_instance() {
         let events = GuardEvents::default();
-        assert!(events.first_time("livelock", "a"));
-        assert!(!events.first_time("livelock", "a"));
-        assert!(events.first_time("lockLost", "a"));
-        assert!(events.first_time("livelock", "b"));
+        assert!(events.first_time(RuntimeEventType::Livelock, "a"));
+        assert!(!events.first_time(RuntimeEventType::Livelock, "a"));
+        assert!(events.first_time(RuntimeEventType::LockLost, "a"));
+        assert!(events.first_time(RuntimeEventType::Livelock, "b"));
     }
 }

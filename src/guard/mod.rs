@@ -33,7 +33,7 @@ use duroxide::providers::{Provider, ProviderError};
 
 use crate::options::ParsedOptions;
 use crate::runtime::RuntimeMetrics;
-use events::{EventSink, GuardEvent, GuardEvents};
+use events::{EventSink, GuardEvent, GuardEvents, RuntimeEventType};
 use fetch_gate::FetchGate;
 use locks::LockTracker;
 use stats::{GuardStats, RuntimeHealth};
@@ -211,14 +211,14 @@ impl GuardedProvider {
 
     fn emit(
         &self,
-        event_type: &str,
+        event_type: RuntimeEventType,
         instance: &str,
         queue: Queue,
         attempt: Option<u32>,
         cause: &str,
     ) {
         self.events.emit(GuardEvent {
-            event_type: event_type.to_string(),
+            event_type,
             instance_id: instance.to_string(),
             queue: queue.as_str().to_string(),
             attempt_count: attempt,
@@ -230,7 +230,7 @@ impl GuardedProvider {
     fn poisoned(&self, instance: &str, queue: Queue, attempt: u32) {
         self.stats.poison();
         self.emit(
-            "poison",
+            RuntimeEventType::Poison,
             instance,
             queue,
             Some(attempt),
@@ -240,7 +240,7 @@ impl GuardedProvider {
     }
 
     fn lock_lost(&self, instance: &str, queue: Queue, attempt: Option<u32>) {
-        if !self.events.first_time("lockLost", instance) {
+        if !self.events.first_time(RuntimeEventType::LockLost, instance) {
             return;
         }
         let cause = match queue {
@@ -253,7 +253,7 @@ impl GuardedProvider {
                  while it ran; the activity result was discarded"
             }
         };
-        self.emit("lockLost", instance, queue, attempt, cause);
+        self.emit(RuntimeEventType::LockLost, instance, queue, attempt, cause);
     }
 }
 

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::events::RuntimeEventType;
 use super::{pg, GuardedProvider, Queue, LOSS_THRESHOLD, LOSS_WINDOW};
 
 pub struct Watchdog {
@@ -93,10 +94,18 @@ pub async fn check(guard: &GuardedProvider, postgres: Option<&(sqlx::PgPool, Str
         seen.push((instance, attempt, Queue::Orchestrator, LOCK_LOSS_CAUSE));
     }
     for (instance, attempt, queue, cause) in seen {
-        let first = guard.events().first_time("livelock", &instance);
+        let first = guard
+            .events()
+            .first_time(RuntimeEventType::Livelock, &instance);
         guard.stats().livelock_seen(&instance, attempt, first);
         if first {
-            guard.emit("livelock", &instance, queue, Some(attempt), cause);
+            guard.emit(
+                RuntimeEventType::Livelock,
+                &instance,
+                queue,
+                Some(attempt),
+                cause,
+            );
         }
     }
 }
