@@ -68,3 +68,17 @@ test('native errors carry their code as a property, and the JS class follows the
   assert.ok(!(prefixOnly instanceof dx.NotFoundError))
   assert.equal(prefixOnly.code, 'ERR_INTERNAL')
 })
+
+test('the Client is one class that exposes no native handle or provider', async (t) => {
+  const store = await sqliteFile(t)
+  const client = new Client(store.provider)
+  assert.equal(client._nativeClient, undefined)
+  assert.equal(client._provider, undefined)
+  assert.deepEqual(Object.keys(client), [])
+  // Management methods are the class's own, not patched onto its prototype.
+  const own = Object.getOwnPropertyNames(Client.prototype)
+  for (const m of ['getValue', 'listInstancesByStatus', 'readExecutionHistory', 'deleteInstanceBulk', 'pruneExecutions']) {
+    assert.ok(own.includes(m), m)
+    assert.equal(Object.getOwnPropertyDescriptor(Client.prototype, m).enumerable, false, `${m} is a class method`)
+  }
+})
