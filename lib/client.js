@@ -5,7 +5,7 @@ const { call, InvalidArgumentError, NotFoundError, OrchestrationFailedError, Tim
 const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
 const { string, number, optionalString } = require('./validate')
-const { compact, filterArg, pruneOptionsArg } = require('./client-management')
+const { compact, filterArg, pruneOptionsArg } = require('./client-args')
 
 /** The status object of api.md; `output` stays a JSON string unless `parse`. */
 function toStatus(s, parse) {

@@ -1,7 +1,7 @@
 'use strict'
 // A readable one-line summary of each history event, for `history` on a
 // terminal. `data` arrives as JSON text with payloads embedded as values
-// (lib/client-management.js, src/client/history.rs); the summaries read the
+// (lib/client.js, src/client/history.rs); the summaries read the
 // per-kind shapes documented in types/client.d.ts.
 const { when, clip } = require('./output')
 
