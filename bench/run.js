@@ -1,19 +1,240 @@
 'use strict'
-// `npm run bench`: every benchmark, one after another, on the release build.
-// Each prints its own comparison against a baseline measured in the same run
-// (convoy: fetch cap on vs off; soaks: the long forms of the fault tests with
-// their growth and failure counts).
+// `npm run bench`: duroxide-node against the duroxide crate used directly from
+// Rust (bench/baseline), same workloads, same options, same run. Each pair of
+// measurements alternates which side goes first so machine noise hits both.
+// One JSON line per workload on stdout; progress on stderr.
+//
+//   npm run bench                              # the full suite
+//   npm run bench -- chain hello               # only these workloads
+//   npm run bench -- --quick                   # small counts, for smoke-testing
+//   npm run bench -- --store sqlite            # one store only
+//   npm run bench -- --repeat 3                # medians of 3 pairs
+//   npm run bench -- --markdown                # the README table on stdout (JSON lines to stderr)
+//
+// Longer benchmarks that compare settings of this package rather than the
+// crate run only when named: convoy (bench/convoy.js), soak-sqlite, soak-memory.
+const os = require('node:os')
 const path = require('node:path')
-const { spawnSync } = require('node:child_process')
+const { spawn, spawnSync, execFileSync } = require('node:child_process')
+const { PgBench, sqliteStore } = require('./stores')
+const { markdown } = require('./report')
 
-const benches = ['convoy.js', 'soak-sqlite.js', 'soak-memory.js']
-let failed = 0
-for (const bench of benches) {
-  process.stderr.write(`\n== bench/${bench}\n`)
-  const r = spawnSync(process.execPath, [path.join(__dirname, bench)], { stdio: 'inherit' })
-  if (r.status !== 0) {
-    failed++
-    process.stderr.write(`bench/${bench} exited with ${r.status ?? r.signal}\n`)
+const ROOT = path.join(__dirname, '..')
+const OURS = path.join(__dirname, 'ours.js')
+const BASELINE = path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'release', 'duroxide-bench-baseline')
+
+/** Options both sides run with: 4 orchestration / 8 worker slots, 10 ms poll, small pools. */
+const COMMON = Object.freeze({ orchestrationConcurrency: 4, workerConcurrency: 8, pollMs: 10 })
+const PG_POOL_MAX = 5
+
+// Each entry expands to one or more cases: { workload, store, ...params }.
+const SUITE = {
+  hello: (q) => both({ n: q ? 20 : 200 }),
+  chain: (q) => (q ? [10, 40] : [100, 400]).flatMap((n) => both({ n })),
+  fanout: (q) => both({ n: q ? 30 : 300 }),
+  payload: (q) => both({ n: q ? 3 : 20, bytes: 256 * 1024 }),
+  idle: (q) => [
+    { store: 'postgres', processes: 1, runtimes: 1, seconds: q ? 2 : 10 },
+    { store: 'postgres', processes: 4, runtimes: 4, seconds: q ? 2 : 10 },
+  ],
+  memory: (q) => [{ store: 'sqlite', n: q ? 400 : 10000, batch: q ? 100 : 1000 }],
+}
+const EXTRA = {
+  convoy: ['convoy.js'],
+  'soak-sqlite': ['soak-sqlite.js'],
+  'soak-memory': ['soak-memory.js'],
+}
+
+function both(params) {
+  return [{ store: 'sqlite', ...params }, { store: 'postgres', ...params }]
+}
+
+function parseArgs(argv) {
+  const args = { workloads: [], quick: false, markdown: false, repeat: 1, store: null, build: true }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--quick') args.quick = true
+    else if (a === '--markdown') args.markdown = true
+    else if (a === '--no-build') args.build = false
+    else if (a === '--repeat') args.repeat = Number(argv[++i])
+    else if (a === '--store') args.store = argv[++i]
+    else if (a in SUITE || a in EXTRA) args.workloads.push(a)
+    else throw new Error(`unknown argument '${a}'; workloads: ${[...Object.keys(SUITE), ...Object.keys(EXTRA)].join(', ')}; flags: --quick --markdown --no-build --repeat N --store sqlite|postgres`)
+  }
+  if (!Number.isInteger(args.repeat) || args.repeat < 1) throw new Error('--repeat must be an integer >= 1')
+  if (args.store && args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got '${args.store}'`)
+  if (args.workloads.length === 0) args.workloads = Object.keys(SUITE)
+  return args
+}
+
+const log = (msg) => process.stderr.write(`bench: ${msg}\n`)
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
+const round = (x, digits = 0) => Number(x.toFixed(digits))
+
+/** Starts one side's program on a spec; `lines` collects its stdout lines. */
+function launch(side, spec) {
+  const env = { ...process.env, DUROXIDE_PG_POOL_MAX: String(PG_POOL_MAX) }
+  const child =
+    side === 'ours'
+      ? spawn(process.execPath, ['--expose-gc', OURS, JSON.stringify(spec)], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(BASELINE, [JSON.stringify(spec)], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const lines = []
+  const stderrTail = []
+  let partial = ''
+  child.stdout.on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n')
+    partial = parts.pop()
+    lines.push(...parts.filter(Boolean))
+  })
+  child.stderr.on('data', (chunk) => {
+    stderrTail.push(String(chunk))
+    if (stderrTail.length > 20) stderrTail.shift()
+  })
+  const exited = new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolve()
+      else reject(new Error(`${side} ${spec.workload} on ${spec.store} exited with ${code ?? signal}:\n${stderrTail.join('').slice(-3000)}`))
+    })
+  })
+  return { child, lines, exited }
+}
+
+/** Runs one timed (or memory) measurement on a fresh store; returns the child's result object. */
+async function measure(side, c, pg) {
+  const store = c.store === 'sqlite' ? sqliteStore() : pg.store()
+  try {
+    const run = launch(side, { ...COMMON, ...c, url: store.url, schema: store.schema })
+    run.child.stdin.end()
+    await run.exited
+    return JSON.parse(run.lines[run.lines.length - 1])
+  } finally {
+    store.remove()
   }
 }
-process.exitCode = failed ? 1 : 0
+
+/** Transactions/s the database sees while `processes` × `runtimes` started runtimes wait. */
+async function measureIdle(side, c, pg) {
+  const store = pg.store()
+  const runs = []
+  try {
+    for (let p = 0; p < c.processes; p++) runs.push(launch(side, { ...COMMON, workload: 'idle', store: 'postgres', url: store.url, schema: store.schema, runtimes: c.runtimes }))
+    const failed = Promise.race(runs.map((r) => r.exited)).then(() => {
+      throw new Error(`${side} idle process exited early`)
+    })
+    while (!runs.every((r) => r.lines.includes('{"ready":true}'))) await Promise.race([sleep(50), failed])
+    await sleep(1000) // past start-up work, and a stats flush interval
+    const before = pg.transactions()
+    const t0 = performance.now()
+    await Promise.race([sleep(c.seconds * 1000), failed])
+    const after = pg.transactions()
+    const seconds = (performance.now() - t0) / 1000
+    failed.catch(() => {})
+    for (const r of runs) r.child.stdin.end()
+    await Promise.all(runs.map((r) => r.exited))
+    return { tps: (after - before) / seconds }
+  } finally {
+    for (const r of runs) if (r.child.exitCode === null) r.child.kill()
+    store.remove()
+  }
+}
+
+/** Both sides on case `c`, `repeat` times, alternating which goes first. */
+async function pair(c, index, repeat, pg) {
+  const got = { ours: [], baseline: [] }
+  const sides = c.workload === 'memory' ? ['ours'] : ['baseline', 'ours']
+  for (let r = 0; r < repeat; r++) {
+    const order = (index + r) % 2 === 0 ? sides : [...sides].reverse()
+    for (const side of order) {
+      const t0 = performance.now()
+      got[side].push(c.workload === 'idle' ? await measureIdle(side, c, pg) : await measure(side, c, pg))
+      log(`  ${side}: ${JSON.stringify(got[side][got[side].length - 1])} (${((performance.now() - t0) / 1000).toFixed(1)} s wall)`)
+    }
+  }
+  return got
+}
+
+/** The JSON line of one case: ours, the baseline's, and the ratio (> 1: ours is better). */
+function resultLine(c, got) {
+  const params = { ...c }
+  delete params.workload
+  delete params.store
+  const line = { workload: c.workload, store: c.store, ...params }
+  if (c.workload === 'memory') {
+    const first = median(got.ours.map((g) => g.rssFirstMb))
+    const last = median(got.ours.map((g) => g.rssLastMb))
+    delete line.batch
+    return { ...line, ours_rss_first_mb: round(first, 1), ours_rss_last_mb: round(last, 1), ratio: round(last / first, 3), first_batch: c.batch, last_batch: c.batch }
+  }
+  if (c.workload === 'idle') {
+    const ours = median(got.ours.map((g) => g.tps))
+    const base = median(got.baseline.map((g) => g.tps))
+    return { ...line, ours_tps: round(ours, 1), baseline_tps: round(base, 1), ratio: round(base / Math.max(ours, 0.1), 2) }
+  }
+  const ours = median(got.ours.map((g) => g.ms))
+  const base = median(got.baseline.map((g) => g.ms))
+  const out = { ...line, ours_ms: round(ours), baseline_ms: round(base), ratio: round(base / ours, 2) }
+  if (c.workload === 'chain') {
+    out.ours_step_ms = round(ours / c.n, 2)
+    out.baseline_step_ms = round(base / c.n, 2)
+  }
+  return out
+}
+
+function buildBaseline() {
+  log('building the Rust baseline (cargo build --release -p duroxide-bench-baseline)')
+  execFileSync('cargo', ['build', '--release', '-p', 'duroxide-bench-baseline'], { cwd: ROOT, stdio: ['ignore', process.stderr, process.stderr] })
+}
+
+function describeRun(args, pg) {
+  const cpus = os.cpus()
+  const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim()
+  const rustc = spawnSync('rustc', ['--version'], { encoding: 'utf8' }).stdout.trim()
+  return {
+    date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+    machine: `${cpus.length} × ${cpus[0] ? cpus[0].model.trim() : 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}`,
+    software: `Node ${process.version}, ${rustc}, Postgres ${pg ? pg.version() : 'n/a'}`,
+    build: `release, commit ${commit || 'unknown'}`,
+    repeat: args.repeat,
+    quick: args.quick,
+    options: `${COMMON.orchestrationConcurrency} orchestration / ${COMMON.workerConcurrency} worker slots, ${COMMON.pollMs} ms poll, Postgres pool ${PG_POOL_MAX}`,
+  }
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2))
+  const emit = (obj) => (args.markdown ? process.stderr : process.stdout).write(JSON.stringify(obj) + '\n')
+  for (const name of args.workloads.filter((w) => w in EXTRA)) {
+    for (const file of EXTRA[name]) {
+      log(`== bench/${file}`)
+      const r = spawnSync(process.execPath, [path.join(__dirname, file)], { stdio: ['ignore', process.stderr, process.stderr] })
+      if (r.status !== 0) throw new Error(`bench/${file} exited with ${r.status ?? r.signal}`)
+    }
+  }
+  const cases = args.workloads
+    .filter((w) => w in SUITE)
+    .flatMap((w) => SUITE[w](args.quick).map((c) => ({ workload: w, ...c })))
+    .filter((c) => !args.store || c.store === args.store)
+  if (cases.length === 0) return
+  if (args.build) buildBaseline()
+  const pg = cases.some((c) => c.store === 'postgres') ? new PgBench() : null
+  const results = []
+  try {
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[i]
+      log(`${c.workload} on ${c.store} ${JSON.stringify(c)}`)
+      const line = resultLine(c, await pair(c, i, args.repeat, pg))
+      results.push(line)
+      emit(line)
+    }
+    if (args.markdown) process.stdout.write(markdown(results, describeRun(args, pg)))
+  } finally {
+    if (pg) pg.close()
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${err && err.stack ? err.stack : err}\n`)
+  process.exit(1)
+})

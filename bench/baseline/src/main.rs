@@ -1,0 +1,207 @@
+//! One bench workload run on the duroxide crate directly, with the options
+//! `bench/run.js` gives: the baseline that duroxide-node is compared against.
+//! `bench/ours.js` is the same program written against duroxide-node; keep the
+//! two in step.
+//!
+//! Usage: `duroxide-bench-baseline '<spec json>'`, where the spec is
+//! `{ workload, store: "sqlite" | "postgres", url, schema?, n, bytes?, runtimes?,
+//!    orchestrationConcurrency, workerConcurrency, pollMs }`.
+//! Timed workloads print `{"ms": <elapsed>}` on stdout. `idle` starts
+//! `runtimes` runtimes, prints `{"ready": true}`, and shuts them down when
+//! stdin closes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use duroxide::providers::sqlite::SqliteProvider;
+use duroxide::providers::Provider;
+use duroxide::runtime::registry::ActivityRegistry;
+use duroxide::runtime::{Runtime, RuntimeOptions};
+use duroxide::{
+    ActivityContext, Client, OrchestrationContext, OrchestrationRegistry, OrchestrationStatus,
+};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+type AnyError = Box<dyn std::error::Error + Send + Sync>;
+
+const WAIT: Duration = Duration::from_secs(600);
+
+fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
+    let activities = ActivityRegistry::builder()
+        .register("Greet", |_ctx: ActivityContext, name: String| async move {
+            Ok(format!("Hello, {name}!"))
+        })
+        .register("Step", |_ctx: ActivityContext, i: String| async move {
+            let i: u64 = i.parse().map_err(|e| format!("Step input: {e}"))?;
+            Ok((i + 1).to_string())
+        })
+        .register("Echo", |_ctx: ActivityContext, s: String| async move {
+            Ok("y".repeat(s.len()))
+        })
+        .build();
+    let orchestrations =
+        OrchestrationRegistry::builder()
+            .register(
+                "Hello",
+                |ctx: OrchestrationContext, name: String| async move {
+                    ctx.schedule_activity("Greet", name).await
+                },
+            )
+            .register("Chain", |ctx: OrchestrationContext, n: String| async move {
+                let n: u64 = n.parse().map_err(|e| format!("Chain input: {e}"))?;
+                let mut v = "0".to_string();
+                for _ in 0..n {
+                    v = ctx.schedule_activity("Step", v).await?;
+                }
+                Ok(v)
+            })
+            .register(
+                "Fanout",
+                |ctx: OrchestrationContext, n: String| async move {
+                    let n: u64 = n.parse().map_err(|e| format!("Fanout input: {e}"))?;
+                    let tasks = (0..n)
+                        .map(|i| ctx.schedule_activity("Greet", i.to_string()))
+                        .collect();
+                    let results = ctx.join(tasks).await;
+                    let ok = results.iter().filter(|r| r.is_ok()).count();
+                    Ok(ok.to_string())
+                },
+            )
+            .register(
+                "Payload",
+                |ctx: OrchestrationContext, s: String| async move {
+                    ctx.schedule_activity("Echo", s).await
+                },
+            )
+            .build();
+    (activities, orchestrations)
+}
+
+fn options(spec: &Value) -> RuntimeOptions {
+    let num = |k: &str| {
+        spec[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("spec.{k} missing"))
+    };
+    RuntimeOptions {
+        orchestration_concurrency: num("orchestrationConcurrency") as usize,
+        worker_concurrency: num("workerConcurrency") as usize,
+        dispatcher_min_poll_interval: Duration::from_millis(num("pollMs")),
+        ..RuntimeOptions::default()
+    }
+}
+
+async fn open(spec: &Value) -> Result<Arc<dyn Provider>, AnyError> {
+    let url = spec["url"].as_str().ok_or("spec.url missing")?;
+    match spec["store"].as_str() {
+        Some("sqlite") => Ok(Arc::new(SqliteProvider::new(url, None).await?)),
+        Some("postgres") => {
+            let schema = spec["schema"].as_str();
+            Ok(Arc::new(
+                duroxide_pg::PostgresProvider::new_with_schema(url, schema).await?,
+            ))
+        }
+        other => Err(format!("unknown store {other:?}").into()),
+    }
+}
+
+/// Starts the instances one after another, then waits for each in turn:
+/// the elapsed time covers enqueueing and running all of them.
+async fn run_timed(
+    client: &Client,
+    orchestration: &str,
+    inputs: Vec<String>,
+    expect: impl Fn(&str) -> bool,
+) -> Result<f64, AnyError> {
+    let count = inputs.len();
+    let t0 = Instant::now();
+    for (i, input) in inputs.into_iter().enumerate() {
+        client
+            .start_orchestration(format!("{orchestration}-{i}"), orchestration, input)
+            .await?;
+    }
+    for i in 0..count {
+        let id = format!("{orchestration}-{i}");
+        match client.wait_for_orchestration(&id, WAIT).await? {
+            OrchestrationStatus::Completed { output, .. } if expect(&output) => {}
+            other => return Err(format!("{id} ended unexpectedly: {other:?}").into()),
+        }
+    }
+    Ok(t0.elapsed().as_secs_f64() * 1000.0)
+}
+
+async fn timed(spec: &Value, store: Arc<dyn Provider>) -> Result<f64, AnyError> {
+    let n = spec["n"].as_u64().ok_or("spec.n missing")?;
+    let client = Client::new(store);
+    match spec["workload"].as_str().unwrap_or_default() {
+        "hello" => {
+            let inputs = (0..n).map(|i| format!("user{i}")).collect();
+            run_timed(&client, "Hello", inputs, |out| {
+                out.starts_with("Hello, user")
+            })
+            .await
+        }
+        "chain" => {
+            let expected = n.to_string();
+            run_timed(&client, "Chain", vec![n.to_string()], |out| out == expected).await
+        }
+        "fanout" => {
+            let expected = n.to_string();
+            run_timed(&client, "Fanout", vec![n.to_string()], |out| {
+                out == expected
+            })
+            .await
+        }
+        "payload" => {
+            let bytes = spec["bytes"].as_u64().ok_or("spec.bytes missing")? as usize;
+            let inputs = (0..n).map(|_| "x".repeat(bytes)).collect();
+            run_timed(&client, "Payload", inputs, |out| out.len() == bytes).await
+        }
+        other => Err(format!("unknown workload '{other}'").into()),
+    }
+}
+
+async fn idle(spec: &Value, store: Arc<dyn Provider>) -> Result<(), AnyError> {
+    let runtimes = spec["runtimes"].as_u64().unwrap_or(1);
+    let mut started = Vec::new();
+    for _ in 0..runtimes {
+        let (activities, orchestrations) = registries();
+        started.push(
+            Runtime::start_with_options(store.clone(), activities, orchestrations, options(spec))
+                .await,
+        );
+    }
+    println!("{{\"ready\":true}}");
+    // The parent measures while we wait; it closes our stdin to stop us.
+    let mut sink = Vec::new();
+    tokio::io::stdin().read_to_end(&mut sink).await?;
+    for rt in started {
+        rt.shutdown(Some(5000)).await;
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), AnyError> {
+    let arg = std::env::args()
+        .nth(1)
+        .ok_or("usage: duroxide-bench-baseline '<spec json>'")?;
+    let spec: Value = serde_json::from_str(&arg)?;
+    // duroxide installs a stdout logger when none is set; stdout carries our result.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+        .init();
+    let store = open(&spec).await?;
+    if spec["workload"] == "idle" {
+        return idle(&spec, store).await;
+    }
+    let (activities, orchestrations) = registries();
+    let rt = Runtime::start_with_options(store.clone(), activities, orchestrations, options(&spec))
+        .await;
+    let ms = timed(&spec, store).await;
+    rt.shutdown(Some(5000)).await;
+    println!("{}", serde_json::json!({ "ms": ms? }));
+    Ok(())
+}

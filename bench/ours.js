@@ -1,0 +1,138 @@
+'use strict'
+// One bench workload run on duroxide-node, with the options bench/run.js
+// gives. bench/baseline/src/main.rs is the same program written against the
+// duroxide crate directly; keep the two in step (same handlers, same order of
+// starts and waits, same timed span).
+//
+//   node bench/ours.js '<spec json>'
+//
+// spec: { workload, store: 'sqlite' | 'postgres', url, schema?, n, bytes?,
+//         batch?, runtimes?, orchestrationConcurrency, workerConcurrency, pollMs }
+// Timed workloads print {"ms": elapsed} on stdout. `idle` starts `runtimes`
+// runtimes, prints {"ready": true} and shuts them down when stdin closes.
+// `memory` runs `n` hello orchestrations in batches of `batch` and prints the
+// RSS after the first and after the last batch.
+const { SqliteProvider, PostgresProvider, Runtime, Client } = require('..')
+
+const WAIT_MS = 600000
+const spec = JSON.parse(process.argv[2])
+
+function register(rt) {
+  rt.registerActivity('Greet', async (ctx, name) => `Hello, ${name}!`)
+  rt.registerActivity('Step', async (ctx, i) => i + 1)
+  rt.registerActivity('Echo', async (ctx, s) => 'y'.repeat(s.length))
+  rt.registerOrchestration('Hello', function* (ctx, name) {
+    return yield ctx.scheduleActivity('Greet', name)
+  })
+  rt.registerOrchestration('Chain', function* (ctx, n) {
+    let v = 0
+    for (let i = 0; i < n; i++) v = yield ctx.scheduleActivity('Step', v)
+    return v
+  })
+  rt.registerOrchestration('Fanout', function* (ctx, n) {
+    const results = yield ctx.all(Array.from({ length: n }, (_, i) => ctx.scheduleActivity('Greet', String(i))))
+    return results.length
+  })
+  rt.registerOrchestration('Payload', function* (ctx, s) {
+    return yield ctx.scheduleActivity('Echo', s)
+  })
+}
+
+function open() {
+  if (spec.store === 'sqlite') return SqliteProvider.open(spec.url)
+  if (spec.store === 'postgres') return PostgresProvider.connectWithSchema(spec.url, spec.schema)
+  throw new Error(`unknown store ${spec.store}`)
+}
+
+function newRuntime(provider) {
+  const rt = new Runtime(provider, {
+    orchestrationConcurrency: spec.orchestrationConcurrency,
+    workerConcurrency: spec.workerConcurrency,
+    dispatcherPollIntervalMs: spec.pollMs,
+    logLevel: 'warn',
+  })
+  register(rt)
+  return rt
+}
+
+/** Starts the instances one after another, then waits for each in turn. */
+async function runTimed(client, orchestration, inputs, expect, prefix = orchestration) {
+  const t0 = performance.now()
+  for (let i = 0; i < inputs.length; i++) await client.startOrchestration(`${prefix}-${i}`, orchestration, inputs[i])
+  for (let i = 0; i < inputs.length; i++) {
+    const id = `${prefix}-${i}`
+    const s = await client.waitForOrchestration(id, WAIT_MS)
+    if (s.status !== 'Completed' || !expect(s.output)) throw new Error(`${id} ended unexpectedly: ${JSON.stringify(s).slice(0, 500)}`)
+  }
+  return performance.now() - t0
+}
+
+function timed(client) {
+  const n = spec.n
+  switch (spec.workload) {
+    case 'hello':
+      return runTimed(client, 'Hello', Array.from({ length: n }, (_, i) => `user${i}`), (out) => out.startsWith('Hello, user'))
+    case 'chain':
+      return runTimed(client, 'Chain', [n], (out) => out === n)
+    case 'fanout':
+      return runTimed(client, 'Fanout', [n], (out) => out === n)
+    case 'payload': {
+      const input = 'x'.repeat(spec.bytes)
+      return runTimed(client, 'Payload', Array.from({ length: n }, () => input), (out) => out.length === spec.bytes)
+    }
+    default:
+      throw new Error(`unknown workload '${spec.workload}'`)
+  }
+}
+
+const rssMb = () => {
+  if (global.gc) global.gc()
+  return process.memoryUsage().rss / (1024 * 1024)
+}
+
+async function memory(client) {
+  const batches = Math.ceil(spec.n / spec.batch)
+  let first = null
+  let ms = 0
+  for (let b = 0; b < batches; b++) {
+    const inputs = Array.from({ length: spec.batch }, (_, i) => `user${b * spec.batch + i}`)
+    ms += await runTimed(client, 'Hello', inputs, (out) => out.startsWith('Hello, user'), `mem${b}`)
+    if (b === 0) first = rssMb()
+  }
+  return { rssFirstMb: first, rssLastMb: rssMb(), ms }
+}
+
+async function idle(provider) {
+  const runtimes = []
+  for (let i = 0; i < (spec.runtimes || 1); i++) {
+    const rt = newRuntime(provider)
+    await rt.start()
+    runtimes.push(rt)
+  }
+  process.stdout.write('{"ready":true}\n')
+  // The parent measures while we wait; it closes our stdin to stop us.
+  await new Promise((resolve) => {
+    process.stdin.on('end', resolve)
+    process.stdin.resume()
+  })
+  await Promise.all(runtimes.map((rt) => rt.shutdown(5000)))
+}
+
+async function main() {
+  const provider = await open()
+  if (spec.workload === 'idle') return idle(provider)
+  const rt = newRuntime(provider)
+  await rt.start()
+  const client = new Client(provider)
+  try {
+    const result = spec.workload === 'memory' ? await memory(client) : { ms: await timed(client) }
+    process.stdout.write(JSON.stringify(result) + '\n')
+  } finally {
+    await rt.shutdown(5000)
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err && err.stack ? err.stack : err}\n`)
+  process.exit(1)
+})

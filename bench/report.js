@@ -1,0 +1,56 @@
+'use strict'
+// The README's performance section from one run's JSON lines
+// (`npm run bench -- --markdown`).
+
+const secs = (ms) => `${(ms / 1000).toFixed(2)} s`
+
+function label(r) {
+  switch (r.workload) {
+    case 'hello':
+      return `hello: ${r.n} orchestrations × 1 activity`
+    case 'chain':
+      return `chain: 1 orchestration × ${r.n} sequential activities`
+    case 'fanout':
+      return `fanout: 1 orchestration × ${r.n} parallel activities`
+    case 'payload':
+      return `payload: ${r.n} orchestrations × 1 activity, ${r.bytes / 1024} KiB in and out`
+    case 'idle':
+      return `idle: ${r.processes} process${r.processes > 1 ? 'es' : ''} × ${r.runtimes} runtime${r.runtimes > 1 ? 's' : ''}, transactions/s over ${r.seconds} s`
+    default:
+      return r.workload
+  }
+}
+
+function row(r) {
+  if (r.workload === 'idle') return `| ${label(r)} | ${r.store} | ${r.baseline_tps} | ${r.ours_tps} | ${r.ratio} |`
+  const cells = `| ${label(r)} | ${r.store} | ${secs(r.baseline_ms)} | ${secs(r.ours_ms)} | ${r.ratio} |`
+  if (r.workload !== 'chain') return cells
+  return `${cells} ${r.baseline_step_ms} ms / ${r.ours_step_ms} ms per step`
+}
+
+/** `results`: the JSON lines of one run; `run`: describeRun() of bench/run.js. */
+function markdown(results, run) {
+  const timed = results.filter((r) => r.workload !== 'memory')
+  const memory = results.filter((r) => r.workload === 'memory')
+  const out = [
+    `Measured ${run.date} on ${run.machine}; ${run.software}; ${run.build}.`,
+    `${run.repeat === 1 ? 'All numbers are from one run' : `All numbers are medians of ${run.repeat} runs`} of \`npm run bench${run.quick ? ' -- --quick' : ''}\`, ` +
+      `both sides with ${run.options}, alternating which side runs first.`,
+    '',
+    '| workload | store | Rust crate | duroxide-node | ratio | |',
+    '|---|---|---|---|---|---|',
+    ...timed.map((r) => (r.workload === 'chain' ? row(r) : `${row(r)} |`)),
+    '',
+    'Ratio is crate time ÷ our time (for idle: crate transactions/s ÷ ours), so above 1 means duroxide-node does better.',
+  ]
+  for (const m of memory) {
+    out.push(
+      '',
+      `Memory: ${m.n.toLocaleString('en-US')} hello orchestrations through one runtime on ${m.store}: RSS ${m.ours_rss_first_mb} MiB after the first ${m.first_batch.toLocaleString('en-US')}, ` +
+        `${m.ours_rss_last_mb} MiB after the last ${m.last_batch.toLocaleString('en-US')} (×${m.ratio}).`,
+    )
+  }
+  return out.join('\n') + '\n'
+}
+
+module.exports = { markdown }
