@@ -4,7 +4,7 @@
 // says why, unless the caller opts in with allowUnrenewableLocks.
 const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { pgSchema } = require('./helpers')
+const { pgSchema, sqliteFile } = require('./helpers')
 const { Runtime } = require('..')
 
 let pg
@@ -84,6 +84,23 @@ test('guard options are validated and reported', () => {
   assert.equal(eff.maxConcurrentOrchestrationFetches, 1)
   assert.equal(eff.maxConcurrentWorkFetches, 0)
   assert.equal(eff.watchdogIntervalMs, 10000)
+})
+
+// Regression: with the Postgres default of one orchestration fetch at a time,
+// SQLite dispatchers queued behind each other's slow fetches and 200 hello
+// orchestrations took 1.6x as long as on the crate alone (bench/run.js hello).
+test('SQLite runtimes do not cap orchestration fetches unless asked (the cap made SQLite hello 1.6x slower)', async () => {
+  const sqlite = await sqliteFile(null, 'dxguardop')
+  try {
+    assert.equal(new Runtime(sqlite.provider).effectiveOptions().maxConcurrentOrchestrationFetches, 2)
+    const eff = new Runtime(sqlite.provider, { orchestrationConcurrency: 4 }).effectiveOptions()
+    assert.equal(eff.maxConcurrentOrchestrationFetches, 4, 'one fetch slot per dispatcher')
+    const set = new Runtime(sqlite.provider, { orchestrationConcurrency: 4, maxConcurrentOrchestrationFetches: 1 })
+    assert.equal(set.effectiveOptions().maxConcurrentOrchestrationFetches, 1, 'an explicit cap is kept')
+    assert.equal(new Runtime(pg.provider, { orchestrationConcurrency: 4 }).effectiveOptions().maxConcurrentOrchestrationFetches, 1)
+  } finally {
+    sqlite.remove()
+  }
 })
 
 test('health() says why a runtime that is not running is not ok', async () => {

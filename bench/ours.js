@@ -7,7 +7,8 @@
 //   node bench/ours.js '<spec json>'
 //
 // spec: { workload, store: 'sqlite' | 'postgres', url, schema?, n, bytes?,
-//         batch?, runtimes?, orchestrationConcurrency, workerConcurrency, pollMs }
+//         batch?, runtimes?, orchestrationConcurrency, workerConcurrency, pollMs,
+//         oursOptions? (extra RuntimeOptions, for A/B runs of our own settings) }
 // Timed workloads print {"ms": elapsed} on stdout. `idle` starts `runtimes`
 // runtimes, prints {"ready": true} and shuts them down when stdin closes.
 // `memory` runs `n` hello orchestrations in batches of `batch` and prints the
@@ -50,6 +51,7 @@ function newRuntime(provider) {
     workerConcurrency: spec.workerConcurrency,
     dispatcherPollIntervalMs: spec.pollMs,
     logLevel: 'warn',
+    ...spec.oursOptions,
   })
   register(rt)
   return rt

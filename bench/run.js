@@ -10,6 +10,8 @@
 //   npm run bench -- --store sqlite            # one store only
 //   npm run bench -- --repeat 3                # medians of 3 pairs
 //   npm run bench -- --markdown                # the README table on stdout (JSON lines to stderr)
+//   npm run bench -- --ours-options '{"maxConcurrentOrchestrationFetches":4}'
+//                                              # extra RuntimeOptions for our side (A/B runs)
 //
 // Longer benchmarks that compare settings of this package rather than the
 // crate run only when named: convoy (bench/convoy.js), soak-sqlite, soak-memory.
@@ -50,7 +52,7 @@ function both(params) {
 }
 
 function parseArgs(argv) {
-  const args = { workloads: [], quick: false, markdown: false, repeat: 1, store: null, build: true }
+  const args = { workloads: [], quick: false, markdown: false, repeat: 1, store: null, build: true, oursOptions: undefined }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--quick') args.quick = true
@@ -58,8 +60,9 @@ function parseArgs(argv) {
     else if (a === '--no-build') args.build = false
     else if (a === '--repeat') args.repeat = Number(argv[++i])
     else if (a === '--store') args.store = argv[++i]
+    else if (a === '--ours-options') args.oursOptions = JSON.parse(argv[++i])
     else if (a in SUITE || a in EXTRA) args.workloads.push(a)
-    else throw new Error(`unknown argument '${a}'; workloads: ${[...Object.keys(SUITE), ...Object.keys(EXTRA)].join(', ')}; flags: --quick --markdown --no-build --repeat N --store sqlite|postgres`)
+    else throw new Error(`unknown argument '${a}'; workloads: ${[...Object.keys(SUITE), ...Object.keys(EXTRA)].join(', ')}; flags: --quick --markdown --no-build --repeat N --store sqlite|postgres --ours-options JSON`)
   }
   if (!Number.isInteger(args.repeat) || args.repeat < 1) throw new Error('--repeat must be an integer >= 1')
   if (args.store && args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got '${args.store}'`)
@@ -216,6 +219,7 @@ async function main() {
     .filter((w) => w in SUITE)
     .flatMap((w) => SUITE[w](args.quick).map((c) => ({ workload: w, ...c })))
     .filter((c) => !args.store || c.store === args.store)
+    .map((c) => (args.oursOptions ? { ...c, oursOptions: args.oursOptions } : c))
   if (cases.length === 0) return
   if (args.build) buildBaseline()
   const pg = cases.some((c) => c.store === 'postgres') ? new PgBench() : null

@@ -214,7 +214,8 @@ impl NativeRuntime {
         provider: &NativeProvider,
         options: Option<serde_json::Value>,
     ) -> napi::Result<Self, ErrorCode> {
-        let options = parse_runtime_options(options.as_ref())?;
+        let options =
+            parse_runtime_options(options.as_ref())?.for_store(&provider.kind(), options.as_ref());
         let core = Core {
             guard: GuardedProvider::new(provider.provider(), &options),
             options,

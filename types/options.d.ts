@@ -164,7 +164,9 @@ export interface RuntimeOptions {
   /**
    * Binding option. Most orchestration fetch calls in flight at once per
    * runtime: more than one makes Postgres dispatchers queue on each other's
-   * advisory locks. Integer >= 1. Default 1.
+   * advisory locks. Integer >= 1. Default 1 on Postgres; on SQLite
+   * `orchestrationConcurrency` (no cap: SQLite has no such queue, and a cap
+   * makes dispatchers wait behind each other's slow fetches).
    */
   maxConcurrentOrchestrationFetches?: number | undefined
   /** Binding option. Most activity fetch calls in flight at once per runtime; 0 means no cap. Integer >= 0. Default 0. */
