@@ -22,10 +22,9 @@ function label(r) {
 }
 
 function row(r) {
-  if (r.workload === 'idle') return `| ${label(r)} | ${r.store} | ${r.baseline_tps} | ${r.ours_tps} | ${r.ratio} |`
-  const cells = `| ${label(r)} | ${r.store} | ${secs(r.baseline_ms)} | ${secs(r.ours_ms)} | ${r.ratio} |`
-  if (r.workload !== 'chain') return cells
-  return `${cells} ${r.baseline_step_ms} ms / ${r.ours_step_ms} ms per step`
+  if (r.workload === 'idle') return `| ${label(r)} | ${r.store} | ${r.baseline_tps} | ${r.ours_tps} | ${r.ratio} | |`
+  const perStep = r.workload === 'chain' ? `${r.baseline_step_ms} ms / ${r.ours_step_ms} ms` : ''
+  return `| ${label(r)} | ${r.store} | ${secs(r.baseline_ms)} | ${secs(r.ours_ms)} | ${r.ratio} | ${perStep} |`
 }
 
 /** `results`: the JSON lines of one run; `run`: describeRun() of bench/run.js. */
@@ -37,9 +36,9 @@ function markdown(results, run) {
     `${run.repeat === 1 ? 'All numbers are from one run' : `All numbers are medians of ${run.repeat} runs`} of \`npm run bench${run.quick ? ' -- --quick' : ''}\`, ` +
       `both sides with ${run.options}, alternating which side runs first.`,
     '',
-    '| workload | store | Rust crate | duroxide-node | ratio | |',
+    '| workload | store | Rust crate | duroxide-node | ratio | per step, crate / ours |',
     '|---|---|---|---|---|---|',
-    ...timed.map((r) => (r.workload === 'chain' ? row(r) : `${row(r)} |`)),
+    ...timed.map(row),
     '',
     'Ratio is crate time ÷ our time (for idle: crate transactions/s ÷ ours), so above 1 means duroxide-node does better.',
   ]
