@@ -14,7 +14,8 @@
 //                                              # extra RuntimeOptions for our side (A/B runs)
 //
 // Longer benchmarks that compare settings of this package rather than the
-// crate run only when named: convoy (bench/convoy.js), soak-sqlite, soak-memory.
+// crate run only when named: convoy (bench/convoy.js), soak-sqlite, soak-memory,
+// timing-faults, timing-shutdown (their output goes to stderr).
 const os = require('node:os')
 const path = require('node:path')
 const { spawn, spawnSync, execFileSync } = require('node:child_process')
@@ -45,6 +46,8 @@ const EXTRA = {
   convoy: ['convoy.js'],
   'soak-sqlite': ['soak-sqlite.js'],
   'soak-memory': ['soak-memory.js'],
+  'timing-faults': ['timing-faults.js'],
+  'timing-shutdown': ['timing-shutdown.js'],
 }
 
 function both(params) {
