@@ -133,7 +133,8 @@ test('the types never expose the napi-generated native module', () => {
 test('every declaration file ships in the package', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
   assert.equal(pkg.types, 'index.d.ts')
-  assert.equal(pkg.exports['.'].types, './index.d.ts')
+  assert.equal(pkg.exports['.'].require.types, './index.d.ts')
+  assert.equal(pkg.exports['.'].import.types, './index.d.mts')
   for (const file of dts.declarationFiles()) {
     const rel = path.relative(root, file).split(path.sep).join('/')
     const shipped = pkg.files.some((f) => (f.endsWith('/') ? rel.startsWith(f) : rel === f))

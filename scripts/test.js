@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+'use strict'
+// The test command (`npm test`). Lists the test files itself and passes them
+// to `node --test` by name: given a directory, Node 21+ loads it as a module
+// (MODULE_NOT_FOUND) and Node 20 does not expand globs, so naming files is
+// the one form Node 20, 22 and 24 all accept.
+//
+//   node scripts/test.js            every test file under __test__/
+//   node scripts/test.js --quick    the QUICK subset (run on the other Node majors in CI)
+//   node scripts/test.js FILE...    just these files
+//
+// Files run one at a time (they share Postgres and some start child
+// processes). A test that hangs fails after TEST_TIMEOUT_MS instead of
+// stalling CI: --test-force-exit ends a file once its tests are over, since a
+// timed-out test may leave a runtime or child process holding the event loop.
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const path = require('node:path')
+
+const root = path.join(__dirname, '..')
+const testDir = path.join(root, '__test__')
+
+/** Fast files that still load the binary, both entry points and a real orchestration. */
+const QUICK = [
+  'exports.test.js',
+  'esm.test.mjs',
+  'quickstart.test.js',
+  'client.basic.test.js',
+  'orchestration.bridge.test.js',
+  'packaging.install.test.js',
+]
+
+/**
+ * Node 24 applies --test-timeout to each test (tests with their own `timeout`
+ * keep it); Node 20 and 22 apply it to each file as a whole. So it must exceed
+ * the slowest file (the fault tests allow themselves up to 300 s; the whole
+ * suite takes 8 to 11 minutes).
+ */
+const TEST_TIMEOUT_MS = 600_000
+
+const TEST_FILE = /\.test\.[cm]?js$/
+
+/** Every test file under dir, sorted, as paths relative to the repository root. */
+function listTests(dir) {
+  const out = []
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...listTests(full))
+    else if (TEST_FILE.test(entry.name)) out.push(path.relative(root, full))
+  }
+  return out.sort()
+}
+
+function main(argv) {
+  const quick = argv.includes('--quick')
+  const named = argv.filter((a) => a !== '--quick')
+  if (quick && named.length > 0) throw new Error('scripts/test.js: give --quick or file names, not both')
+  const files = quick ? QUICK.map((f) => path.join('__test__', f)) : named.length > 0 ? named : listTests(testDir)
+  for (const f of files) {
+    if (!fs.existsSync(path.resolve(root, f))) throw new Error(`scripts/test.js: no test file ${f}`)
+  }
+  process.stderr.write(`scripts/test.js: ${files.length} file(s) on Node ${process.version}\n`)
+  const args = ['--test', '--test-concurrency=1', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-force-exit', ...files]
+  const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+  if (run.error) throw run.error
+  return run.status ?? 1
+}
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2))
+
+module.exports = { QUICK, listTests }
