@@ -250,3 +250,34 @@ test('package.json lists every npm/ platform package as an optional dependency o
     assert.ok(dirs.includes(want), `npm/${want}`)
   }
 })
+
+test('release rehearsal: `npm run artifacts` fills every npm/ package, prepublish accepts them, `npm version` keeps them in step', () => {
+  // A copy of what the release scripts touch, with one stand-in binary per
+  // target laid out the way CI downloads its build artifacts.
+  const rel = path.join(tmp, 'release')
+  fs.mkdirSync(rel)
+  fs.copyFileSync(path.join(root, 'package.json'), path.join(rel, 'package.json'))
+  fs.cpSync(npmDir, path.join(rel, 'npm'), { recursive: true })
+  fs.cpSync(path.join(root, 'scripts'), path.join(rel, 'scripts'), { recursive: true })
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(rel, 'node_modules'), 'junction')
+  const targets = fs.readdirSync(npmDir)
+  for (const t of targets) {
+    fs.mkdirSync(path.join(rel, 'artifacts', `bindings-${t}`), { recursive: true })
+    fs.writeFileSync(path.join(rel, 'artifacts', `bindings-${t}`, `${rootPkg.napi.binaryName}.${t}.node`), `binary for ${t}`)
+  }
+  const env = userEnv()
+  run(npm, ['run', 'artifacts', '--', '--output-dir', 'artifacts'], { cwd: rel, env })
+  for (const t of targets) {
+    const file = path.join(rel, 'npm', t, `${rootPkg.napi.binaryName}.${t}.node`)
+    assert.equal(fs.readFileSync(file, 'utf8'), `binary for ${t}`, `npm/${t} got its binary`)
+  }
+  // napi validates each platform package against its target (name, os, cpu,
+  // libc, files, binary present) before it would publish anything.
+  run(npm, ['run', 'prepublishOnly', '--', '--dry-run'], { cwd: rel, env })
+
+  run(npm, ['version', '9.8.7', '--no-git-tag-version'], { cwd: rel, env })
+  const bumped = readJson(path.join(rel, 'package.json'))
+  assert.equal(bumped.version, '9.8.7')
+  assert.deepEqual(new Set(Object.values(bumped.optionalDependencies)), new Set(['9.8.7']))
+  for (const t of targets) assert.equal(readJson(path.join(rel, 'npm', t, 'package.json')).version, '9.8.7', `npm/${t} version`)
+})
