@@ -1,0 +1,45 @@
+'use strict'
+// The test command (scripts/test.js): it must find every test file itself,
+// since Node 21+ cannot take the __test__ directory (MODULE_NOT_FOUND), and a
+// hung test must fail the run instead of stalling it.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { QUICK, listTests } = require('../scripts/test')
+
+const root = path.join(__dirname, '..')
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
+
+test('npm test runs scripts/test.js, not `node --test` on a directory', () => {
+  assert.match(pkg.scripts.test, /node scripts\/test\.js$/)
+})
+
+test('the runner lists every test file under __test__, nested ones and .mjs included, and no helpers', () => {
+  const files = listTests(__dirname)
+  for (const f of ['__test__/test-runner.test.js', '__test__/esm.test.mjs', '__test__/faults/poison.test.js']) {
+    assert.ok(files.includes(f.split('/').join(path.sep)), `${f} is listed`)
+  }
+  assert.ok(files.every((f) => /\.test\.[cm]?js$/.test(f)), 'only *.test.js / *.test.mjs files')
+  for (const q of QUICK) assert.ok(files.includes(path.join('__test__', q)), `quick file ${q} exists`)
+})
+
+test('a hung test fails the run after the test timeout instead of stalling it', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dx-runner-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const hung = path.join(dir, 'hung.test.js')
+  // The pending timer keeps the event loop alive, as a runtime left running would.
+  fs.writeFileSync(hung, "require('node:test')('hangs', () => new Promise((resolve) => setTimeout(resolve, 600000)))\n")
+  // NODE_TEST_CONTEXT would make the child think it runs inside this test and skip its files.
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env
+  const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'test.js'), hung], {
+    env: { ...env, DUROXIDE_TEST_TIMEOUT_MS: '1000' },
+    encoding: 'utf8',
+    timeout: 120000,
+  })
+  assert.equal(run.error, undefined, 'the run ended on its own')
+  assert.equal(run.status, 1, run.stdout + run.stderr)
+  assert.match(run.stdout, /cancelled 1|timed out|test timed out/i)
+})
