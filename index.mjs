@@ -1,4 +1,6 @@
-// ESM entry: the same objects as the CommonJS entry.
+// ESM entry: the same objects as the CommonJS entry. Node cannot detect
+// index.js's exports statically, so they are listed here by name;
+// __test__/esm.test.mjs fails if this list and index.js differ.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
