@@ -54,6 +54,11 @@ function listTests(dir) {
 }
 
 function main(argv) {
+  const [major, minor] = process.versions.node.split('.').map(Number)
+  if (major < 20 || (major === 20 && minor < 14)) {
+    process.stderr.write(`scripts/test.js: Node ${process.version} lacks --test-force-exit; use Node 20.14+, 22 or 24\n`)
+    return 2
+  }
   const quick = argv.includes('--quick')
   const named = argv.filter((a) => a !== '--quick')
   if (quick && named.length > 0) throw new Error('scripts/test.js: give --quick or file names, not both')
