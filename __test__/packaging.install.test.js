@@ -165,6 +165,11 @@ test("import { Runtime } from 'duroxide-node' in the installed app runs a hello 
   checkHello(run(process.execPath, [script], { cwd: setup.app, env: setup.env }), setup.app, 'index.mjs')
 })
 
+test('the installed package puts the duroxide-node command on the app\'s PATH (node_modules/.bin)', () => {
+  const bin = path.join(setup.app, 'node_modules', '.bin', process.platform === 'win32' ? 'duroxide-node.cmd' : 'duroxide-node')
+  assert.match(run(bin, ['--help'], { cwd: setup.app, env: setup.env }), /^Usage: duroxide-node <command>/)
+})
+
 test('without its platform package, loading fails with ERR_NATIVE_BINARY_MISSING naming the host and the package', () => {
   const script = path.join(setup.bare, 'load.cjs')
   fs.writeFileSync(
