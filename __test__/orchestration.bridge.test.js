@@ -271,10 +271,10 @@ for (const [kind, open] of backends) {
       assert.match(out.guid, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i)
       assert.notEqual(out.guid, out.guid2)
       assert.ok(out.now >= testStart - 1000 && out.now <= Date.now(), `utcNow ${out.now}`)
-      const views = seen.get(instanceId)
-      // The generator is re-run from history after the timer (one record per turn).
-      assert.ok(views.length >= 2, `expected a replay, saw ${views.length} invocation(s)`)
-      for (const v of views) assert.deepEqual(v, { guid: out.guid, now: out.now })
+      // The generator cache resumes the generator after the timer instead of
+      // re-running it; the same check across full replays (cache off) is in
+      // orchestration.cache.test.js.
+      assert.deepEqual(seen.get(instanceId), [{ guid: out.guid, now: out.now }])
     })
 
     test('continueAsNew restarts with the new input and a new execution id', async () => {

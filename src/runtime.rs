@@ -216,11 +216,12 @@ impl NativeRuntime {
     ) -> napi::Result<Self, ErrorCode> {
         let options =
             parse_runtime_options(options.as_ref())?.for_store(&provider.kind(), options.as_ref());
+        let bridge = Arc::new(Bridge::new(options.binding.orchestration_cache_size));
         let core = Core {
             guard: GuardedProvider::new(provider.provider(), &options),
             options,
             registrations: Mutex::new(Registrations::default()),
-            bridge: Arc::new(Bridge::default()),
+            bridge,
             phase: Mutex::new(Phase::Created),
             transition: tokio::sync::Mutex::new(()),
         };

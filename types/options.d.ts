@@ -178,6 +178,17 @@ export interface RuntimeOptions {
    * 0 disables it. Integer >= 0. Default 10000.
    */
   watchdogIntervalMs?: number | undefined
+  /**
+   * Binding option. How many orchestration generators a runtime keeps alive
+   * between turns (least recently used evicted first). A cached generator
+   * resumes at its pending step, so a turn runs JS only for steps it has not
+   * run yet instead of replaying the whole history through the generator.
+   * Entries are dropped on completion, failure, continue-as-new and
+   * shutdown; any difference between the cached step log and the history
+   * falls back to a full replay. 0 turns the cache off. Integer >= 0.
+   * Default 1000.
+   */
+  orchestrationCacheSize?: number | undefined
 }
 
 /** Every field present, `undefined` removed (`null` stays where it means "unset"). */

@@ -36,6 +36,7 @@ export async function everyOption(): Promise<EffectiveOptions> {
     maxConcurrentOrchestrationFetches: 1,
     maxConcurrentWorkFetches: 0,
     watchdogIntervalMs: 10000,
+    orchestrationCacheSize: 1000,
   }
   const rt = new Runtime(provider, options)
   new Runtime(provider)

@@ -21,8 +21,11 @@
 //! travel inside those values.
 
 pub mod activity;
+pub(crate) mod cache;
+pub(crate) mod context;
 pub mod orchestration;
 pub mod retry;
+pub(crate) mod step_log;
 pub mod tasks;
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -71,15 +74,24 @@ pub struct JsCallbacks {
     pub events: EventFn,
 }
 
-/// What a runtime's handlers share: the callbacks while the runtime runs, and
-/// the counter that names invocations on the JS side.
-#[derive(Default)]
+/// What a runtime's handlers share: the callbacks while the runtime runs, the
+/// counter that names generators on the JS side, and the generator cache.
 pub struct Bridge {
     callbacks: RwLock<Option<Arc<JsCallbacks>>>,
     next_invocation: AtomicU32,
+    pub(crate) cache: cache::GeneratorCache,
 }
 
 impl Bridge {
+    /// `cache_size` is `orchestrationCacheSize` (0 = no generator cache).
+    pub fn new(cache_size: usize) -> Self {
+        Self {
+            callbacks: RwLock::default(),
+            next_invocation: AtomicU32::default(),
+            cache: cache::GeneratorCache::new(cache_size),
+        }
+    }
+
     pub fn install(&self, callbacks: JsCallbacks) {
         *self.callbacks.write().expect("bridge lock") = Some(Arc::new(callbacks));
     }
@@ -88,6 +100,8 @@ impl Bridge {
     /// invocations finish, the threadsafe functions are released and no longer
     /// keep the Node event loop alive.
     pub fn release(&self) {
+        // JS drops every generator at shutdown, so the ids need no dispose call.
+        let _ = self.cache.close();
         self.callbacks.write().expect("bridge lock").take();
     }
 

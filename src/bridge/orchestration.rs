@@ -5,8 +5,27 @@
 //! synchronous round trip to the Node main thread: the tokio thread enters
 //! `block_in_place` (so the runtime keeps renewing locks on other threads) and
 //! waits for the threadsafe call to return.
+//!
+//! Every turn replays the execution's history from the start. With the
+//! generator cache on (`cache.rs`), a turn whose execution has a cached
+//! generator does not re-run it: it re-issues the logged tasks and context
+//! mutations (`step_log.rs`) to the new context, checks that each outcome the
+//! history delivers equals the logged one, and resumes the live generator at
+//! its pending step, so JS runs only for steps it has not run.
+//!
+//! If a delivered outcome differs from the log (the instance was re-created
+//! under the same id, or a turn this generator ran never committed and the
+//! step came out differently when it ran again), the re-issued actions are
+//! still right: a deterministic generator fed the same outcomes yields the
+//! same tasks, so up to and including the mismatching step a full replay
+//! would have emitted exactly what was re-issued. The turn then rebuilds a
+//! fresh generator and catches it up on the logged steps with its context in
+//! catch-up mode (no actions, reads answered from the log), checks that it
+//! yields the logged tasks, and feeds it the new outcome live. A generator
+//! that yields something else while catching up is not deterministic; the
+//! orchestration fails with a message saying so, as duroxide's own
+//! nondeterminism check would fail it on a full replay.
 
-use std::collections::HashMap;
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -15,6 +34,9 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde::Deserialize;
 
+use super::cache::{CacheKey, CachedGenerator};
+use super::context::{ContextState, NativeOrchestrationContext};
+use super::step_log::StepLog;
 use super::tasks::{self, Outcome, TaskDescriptor};
 use super::{Bridge, JsCallbacks};
 use crate::errors::{BridgeError, BridgeResult};
@@ -53,44 +75,26 @@ enum Step {
     Throw(String),
 }
 
-/// One handler invocation's JS side: the generator, removed on drop.
-struct Invocation {
-    id: u32,
-    callbacks: Arc<JsCallbacks>,
-}
-
-impl Invocation {
-    fn step(&self, call: OrchestrationCall) -> BridgeResult<Step> {
-        let (tx, rx) = mpsc::sync_channel(1);
-        let status = self.callbacks.orchestration_step.call_with_return_value(
-            call,
-            ThreadsafeFunctionCallMode::Blocking,
-            move |ret, _env| {
-                let _ = tx.send(ret);
-                Ok(())
-            },
-        );
-        if status != napi::Status::Ok {
-            return Err(BridgeError::RuntimeState(format!(
-                "orchestration callback unavailable: {status}"
-            )));
-        }
-        let value = tokio::task::block_in_place(|| rx.recv())
-            .map_err(|_| BridgeError::RuntimeState("orchestration callback was released".into()))?
-            .map_err(|e| BridgeError::Internal(format!("orchestration callback failed: {e}")))?;
-        serde_json::from_value(value)
-            .map_err(|e| BridgeError::Internal(format!("bad step from JS: {e}")))
+fn step(callbacks: &JsCallbacks, call: OrchestrationCall) -> BridgeResult<Step> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let status = callbacks.orchestration_step.call_with_return_value(
+        call,
+        ThreadsafeFunctionCallMode::Blocking,
+        move |ret, _env| {
+            let _ = tx.send(ret);
+            Ok(())
+        },
+    );
+    if status != napi::Status::Ok {
+        return Err(BridgeError::RuntimeState(format!(
+            "orchestration callback unavailable: {status}"
+        )));
     }
-}
-
-impl Drop for Invocation {
-    fn drop(&mut self) {
-        // The turn ended (completed, or waiting on history that has not
-        // arrived): the JS generator of this invocation is no longer needed.
-        self.callbacks
-            .orchestration_dispose
-            .call(self.id, ThreadsafeFunctionCallMode::NonBlocking);
-    }
+    let value = tokio::task::block_in_place(|| rx.recv())
+        .map_err(|_| BridgeError::RuntimeState("orchestration callback was released".into()))?
+        .map_err(|e| BridgeError::Internal(format!("orchestration callback failed: {e}")))?;
+    serde_json::from_value(value)
+        .map_err(|e| BridgeError::Internal(format!("bad step from JS: {e}")))
 }
 
 /// A bridge failure means the JS side is gone (process teardown). Failing the
@@ -104,6 +108,280 @@ fn park_forever(err: &BridgeError) -> ! {
     }
 }
 
+fn take_step(callbacks: &JsCallbacks, call: OrchestrationCall) -> Step {
+    match step(callbacks, call) {
+        Ok(step) => step,
+        Err(e) => park_forever(&e),
+    }
+}
+
+/// A yielded value as a validated task, or the orchestration's failure message.
+fn task_of(value: serde_json::Value) -> Result<TaskDescriptor, String> {
+    let task: TaskDescriptor = serde_json::from_value(value)
+        .map_err(|e| format!("orchestration yielded an invalid task: {e}"))?;
+    tasks::validate(&task)
+        .map_err(|e| format!("orchestration yielded an invalid task: {}", e.message()))?;
+    Ok(task)
+}
+
+fn start_call(
+    id: u32,
+    context: &Arc<ContextState>,
+    ctx: &OrchestrationContext,
+    input: String,
+) -> OrchestrationCall {
+    OrchestrationCall {
+        invocation: id,
+        start: Some(OrchestrationStart {
+            context: NativeOrchestrationContext::new(context.clone()),
+            instance_id: ctx.instance_id(),
+            execution_id: ctx.execution_id() as i64,
+            orchestration_name: ctx.orchestration_name(),
+            orchestration_version: ctx.orchestration_version(),
+            input,
+        }),
+        outcome: None,
+    }
+}
+
+fn outcome_call(id: u32, outcome: &Outcome) -> OrchestrationCall {
+    OrchestrationCall {
+        invocation: id,
+        start: None,
+        outcome: Some(serde_json::to_value(outcome).expect("outcome encodes")),
+    }
+}
+
+/// One turn of one execution and the generator it drives. When the turn ends
+/// (its future completes or duroxide drops it), a generator still waiting on
+/// a step goes back to the cache; any other is disposed on the JS side.
+struct Turn {
+    bridge: Arc<Bridge>,
+    callbacks: Arc<JsCallbacks>,
+    key: CacheKey,
+    generator: Option<CachedGenerator>,
+    /// False once the generator must not outlive the turn: it finished, or
+    /// its pending step is a continue-as-new (the next execution starts over).
+    cacheable: bool,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let Some(generator) = self.generator.take() else {
+            return;
+        };
+        let dropped = if self.cacheable && generator.log.pending.is_some() {
+            self.bridge.cache.put(self.key.clone(), generator)
+        } else {
+            vec![generator.id]
+        };
+        for id in dropped {
+            self.dispose(id);
+        }
+    }
+}
+
+impl Turn {
+    fn dispose(&self, id: u32) {
+        self.callbacks
+            .orchestration_dispose
+            .call(id, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+
+    fn generator(&mut self) -> &mut CachedGenerator {
+        self.generator
+            .as_mut()
+            .expect("the turn drives a generator")
+    }
+
+    /// Creates a fresh generator; returns the call that starts it.
+    fn start(&mut self, ctx: &OrchestrationContext, input: String) -> OrchestrationCall {
+        let context = ContextState::new(ctx.clone(), self.bridge.cache.enabled());
+        let id = self.bridge.next_invocation();
+        let call = start_call(id, &context, ctx, input.clone());
+        self.generator = Some(CachedGenerator {
+            id,
+            context,
+            name: ctx.orchestration_name(),
+            version: ctx.orchestration_version(),
+            input,
+            log: StepLog::default(),
+        });
+        call
+    }
+
+    /// Re-issues the cached generator's logged steps; returns the call that
+    /// resumes it (or a caught-up replacement), `None` when there is nothing
+    /// usable cached, and `Err` for a generator found not to be deterministic.
+    /// If a logged step has no outcome in this turn's history, this never
+    /// returns: the turn ends there, and the entry goes back to the cache as
+    /// it was.
+    async fn resume(
+        &mut self,
+        ctx: &OrchestrationContext,
+        input: &str,
+    ) -> Result<Option<OrchestrationCall>, String> {
+        if !self.bridge.cache.enabled() {
+            return Ok(None);
+        }
+        let Some(cached) = self.bridge.cache.take(&self.key) else {
+            return Ok(None);
+        };
+        // Decided before anything is emitted. A turn that is not replaying has
+        // no persisted history: the instance was deleted and started again
+        // under the same id, as was one with another input or version.
+        let usable = ctx.is_replaying()
+            && cached.input == input
+            && cached.name == ctx.orchestration_name()
+            && cached.version == ctx.orchestration_version()
+            && cached.log.pending.is_some();
+        if !usable {
+            self.dispose(cached.id);
+            return Ok(None);
+        }
+        cached.context.resume(ctx.clone());
+        self.generator = Some(cached);
+        let mut index = 0;
+        loop {
+            let log = &self.generator().log;
+            let (calls, task) = match log.done.get(index) {
+                Some(s) => (&s.calls, &s.task),
+                None => {
+                    let p = log.pending.as_ref().expect("checked above");
+                    (&p.calls, &p.task)
+                }
+            };
+            for call in calls {
+                call.reissue(ctx);
+            }
+            let outcome = tasks::schedule(ctx, task.clone()).await;
+            let generator = self.generator();
+            match generator.log.done.get(index) {
+                Some(logged) if logged.outcome == outcome => index += 1,
+                Some(_) => return self.catch_up(ctx, index, outcome).map(Some),
+                None => {
+                    generator.log.delivered(outcome.clone());
+                    return Ok(Some(outcome_call(generator.id, &outcome)));
+                }
+            }
+        }
+    }
+
+    /// Replaces the cached generator, whose logged step `k` came out as
+    /// `actual` instead, by a fresh one caught up on steps `0..=k` without
+    /// emitting anything; returns the call that feeds it `actual`.
+    fn catch_up(
+        &mut self,
+        ctx: &OrchestrationContext,
+        k: usize,
+        actual: Outcome,
+    ) -> Result<OrchestrationCall, String> {
+        let old = self.generator.take().expect("a cached generator");
+        self.dispose(old.id);
+        tracing::debug!(target: "duroxide_node::bridge", instance = %self.key.instance, step = k, "step log differs from history; rebuilding the generator");
+        let context = ContextState::new(ctx.clone(), true);
+        let id = self.bridge.next_invocation();
+        let mut next = Some(start_call(id, &context, ctx, old.input.clone()));
+        self.generator = Some(CachedGenerator {
+            id,
+            context: context.clone(),
+            name: old.name.clone(),
+            version: old.version.clone(),
+            input: old.input.clone(),
+            log: StepLog::default(),
+        });
+        for (j, logged) in old.log.done.iter().take(k + 1).enumerate() {
+            context.catch_up(logged.calls.clone());
+            let call = next.take().expect("a call for every caught-up step");
+            let result = take_step(&self.callbacks, call);
+            let divergence = context.tape_divergence();
+            let yielded = match result {
+                Step::Yield(v) => task_of(v).ok(),
+                Step::Return(_) | Step::Throw(_) => None,
+            };
+            let why = match (yielded, divergence) {
+                (_, Some(why)) => why,
+                (Some(task), None) if task == logged.task => {
+                    let log = &mut self.generator().log;
+                    log.yielded(logged.calls.clone(), task);
+                    if j < k {
+                        log.delivered(logged.outcome.clone());
+                        next = Some(outcome_call(id, &logged.outcome));
+                    }
+                    continue;
+                }
+                (Some(task), None) => format!(
+                    "it yielded {task:?} where it yielded {:?} before",
+                    logged.task
+                ),
+                (None, None) => "it finished where it yielded a task before".to_string(),
+            };
+            self.cacheable = false;
+            return Err(format!(
+                "orchestration '{}' is not deterministic: run again over the same step results, at step {j} {why}",
+                old.name
+            ));
+        }
+        context.go_live();
+        self.generator().log.delivered(actual.clone());
+        Ok(outcome_call(id, &actual))
+    }
+
+    /// Runs the generator live from `call` until it returns, throws, or waits
+    /// on a task whose outcome is not in this turn's history.
+    async fn drive(
+        &mut self,
+        ctx: &OrchestrationContext,
+        mut call: OrchestrationCall,
+    ) -> Result<String, String> {
+        let logging = self.bridge.cache.enabled();
+        loop {
+            let result = take_step(&self.callbacks, call);
+            let generator = self
+                .generator
+                .as_mut()
+                .expect("the turn drives a generator");
+            let calls = generator.context.take_calls();
+            let task = match result.map_yield(task_of) {
+                Ok(task) => task,
+                Err(end) => {
+                    self.cacheable = false;
+                    return end;
+                }
+            };
+            if matches!(task, TaskDescriptor::ContinueAsNew { .. }) {
+                self.cacheable = false;
+            }
+            let id = generator.id;
+            let future = if logging {
+                generator.log.yielded(calls, task.clone());
+                tasks::schedule(ctx, task)
+            } else {
+                tasks::schedule(ctx, task)
+            };
+            let outcome = future.await;
+            if logging {
+                self.generator().log.delivered(outcome.clone());
+            }
+            call = outcome_call(id, &outcome);
+        }
+    }
+}
+
+impl Step {
+    /// The yielded task, or how the orchestration ended.
+    fn map_yield(
+        self,
+        task_of: impl FnOnce(serde_json::Value) -> Result<TaskDescriptor, String>,
+    ) -> Result<TaskDescriptor, Result<String, String>> {
+        match self {
+            Step::Yield(value) => task_of(value).map_err(Err),
+            Step::Return(output) => Err(Ok(output)),
+            Step::Throw(message) => Err(Err(message)),
+        }
+    }
+}
+
 /// The body of every registered orchestration handler.
 pub async fn run(
     bridge: Arc<Bridge>,
@@ -114,133 +392,20 @@ pub async fn run(
         Ok(cb) => cb,
         Err(e) => park_forever(&e),
     };
-    let invocation = Invocation {
-        id: bridge.next_invocation(),
+    let key = CacheKey {
+        instance: ctx.instance_id(),
+        execution: ctx.execution_id(),
+    };
+    let mut turn = Turn {
+        bridge,
         callbacks,
+        key,
+        generator: None,
+        cacheable: true,
     };
-    let start = OrchestrationStart {
-        context: NativeOrchestrationContext { ctx: ctx.clone() },
-        instance_id: ctx.instance_id(),
-        execution_id: ctx.execution_id() as i64,
-        orchestration_name: ctx.orchestration_name(),
-        orchestration_version: ctx.orchestration_version(),
-        input,
+    let call = match turn.resume(&ctx, &input).await? {
+        Some(call) => call,
+        None => turn.start(&ctx, input),
     };
-    let mut call = OrchestrationCall {
-        invocation: invocation.id,
-        start: Some(start),
-        outcome: None,
-    };
-    loop {
-        let step = match invocation.step(call) {
-            Ok(step) => step,
-            Err(e) => park_forever(&e),
-        };
-        let yielded = match step {
-            Step::Return(output) => return Ok(output),
-            Step::Throw(message) => return Err(message),
-            Step::Yield(value) => value,
-        };
-        let task: TaskDescriptor = match serde_json::from_value(yielded) {
-            Ok(task) => task,
-            Err(e) => return Err(format!("orchestration yielded an invalid task: {e}")),
-        };
-        if let Err(e) = tasks::validate(&task) {
-            return Err(format!(
-                "orchestration yielded an invalid task: {}",
-                e.message()
-            ));
-        }
-        let outcome: Outcome = tasks::schedule(&ctx, task).await;
-        let outcome = serde_json::to_value(outcome).expect("outcome encodes");
-        call = OrchestrationCall {
-            invocation: invocation.id,
-            start: None,
-            outcome: Some(outcome),
-        };
-    }
-}
-
-/// The handle behind `OrchestrationContext`'s synchronous calls (custom status,
-/// KV, traces). It belongs to one handler invocation.
-#[napi]
-pub struct NativeOrchestrationContext {
-    ctx: OrchestrationContext,
-}
-
-#[napi]
-impl NativeOrchestrationContext {
-    #[napi(getter)]
-    pub fn is_replaying(&self) -> bool {
-        self.ctx.is_replaying()
-    }
-
-    #[napi]
-    pub fn set_custom_status(&self, status: String) {
-        self.ctx.set_custom_status(status);
-    }
-
-    #[napi]
-    pub fn reset_custom_status(&self) {
-        self.ctx.reset_custom_status();
-    }
-
-    #[napi]
-    pub fn get_custom_status(&self) -> Option<String> {
-        self.ctx.get_custom_status()
-    }
-
-    #[napi]
-    pub fn set_value(&self, key: String, value: String) {
-        self.ctx.set_kv_value(key, value);
-    }
-
-    #[napi]
-    pub fn get_value(&self, key: String) -> Option<String> {
-        self.ctx.get_kv_value(&key)
-    }
-
-    #[napi]
-    pub fn clear_value(&self, key: String) {
-        self.ctx.clear_kv_value(key);
-    }
-
-    #[napi]
-    pub fn clear_all_values(&self) {
-        self.ctx.clear_all_kv_values();
-    }
-
-    #[napi]
-    pub fn get_kv_all_values(&self) -> HashMap<String, String> {
-        self.ctx.get_kv_all_values()
-    }
-
-    #[napi]
-    pub fn get_kv_all_keys(&self) -> Vec<String> {
-        let mut keys = self.ctx.get_kv_all_keys();
-        keys.sort();
-        keys
-    }
-
-    #[napi]
-    pub fn get_kv_length(&self) -> u32 {
-        self.ctx.get_kv_length() as u32
-    }
-
-    #[napi]
-    pub fn prune_kv_values_updated_before(&self, cutoff_ms: f64) -> u32 {
-        self.ctx
-            .prune_kv_values_updated_before(cutoff_ms.max(0.0) as u64) as u32
-    }
-
-    /// `level` is `info`, `warn`, `error` or `debug`; suppressed while replaying.
-    #[napi]
-    pub fn trace(&self, level: String, message: String) {
-        match level.as_str() {
-            "warn" => self.ctx.trace_warn(message),
-            "error" => self.ctx.trace_error(message),
-            "debug" => self.ctx.trace_debug(message),
-            _ => self.ctx.trace_info(message),
-        }
-    }
+    turn.drive(&ctx, call).await
 }

@@ -68,5 +68,6 @@ pub(super) fn effective_json(rt: &RuntimeOptions, b: &BindingOptions) -> Value {
         "maxConcurrentOrchestrationFetches": b.max_concurrent_orchestration_fetches,
         "maxConcurrentWorkFetches": b.max_concurrent_work_fetches,
         "watchdogIntervalMs": b.watchdog_interval_ms,
+        "orchestrationCacheSize": b.orchestration_cache_size,
     })
 }

@@ -89,7 +89,18 @@ pub struct BindingOptions {
     pub max_concurrent_work_fetches: usize,
     /// `watchdogIntervalMs` (default 10000; 0 disables; integer >= 0).
     pub watchdog_interval_ms: u64,
+    /// `orchestrationCacheSize` (default [`DEFAULT_ORCHESTRATION_CACHE_SIZE`];
+    /// 0 disables the generator cache; integer >= 0).
+    pub orchestration_cache_size: usize,
 }
+
+/// Default of `orchestrationCacheSize`. A cached generator is one suspended JS
+/// generator plus its step log (a few KiB for typical steps), so a thousand
+/// cost a few MiB, while a thousand concurrently running orchestrations per
+/// process is more than most deployments keep in flight: every instance a
+/// runtime is actively driving stays cached, and the oldest idle ones (those
+/// waiting on long timers or events) are the ones evicted.
+pub const DEFAULT_ORCHESTRATION_CACHE_SIZE: usize = 1000;
 
 /// Every top-level JS option name, in the order of `spec/options.md`.
 const OPTION_NAMES: &[&str] = &[
@@ -123,6 +134,7 @@ const OPTION_NAMES: &[&str] = &[
     "maxConcurrentOrchestrationFetches",
     "maxConcurrentWorkFetches",
     "watchdogIntervalMs",
+    "orchestrationCacheSize",
 ];
 
 /// Parses the JS options object (`None`, `null` or an object) into crate and
@@ -229,6 +241,11 @@ pub fn parse_runtime_options(value: Option<&Value>) -> BridgeResult<ParsedOption
             0,
             MAX_SAFE_INTEGER,
             " (milliseconds)",
+        )?,
+        orchestration_cache_size: o.count(
+            "orchestrationCacheSize",
+            DEFAULT_ORCHESTRATION_CACHE_SIZE,
+            0,
         )?,
     };
     if runtime.orchestration_concurrency == 0 && runtime.worker_concurrency == 0 {

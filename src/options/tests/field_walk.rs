@@ -98,6 +98,7 @@ fn defaults_when_nothing_given_match_the_crate() {
         assert_eq!(p.binding.max_concurrent_orchestration_fetches, 1);
         assert_eq!(p.binding.max_concurrent_work_fetches, 0);
         assert_eq!(p.binding.watchdog_interval_ms, 10_000);
+        assert_eq!(p.binding.orchestration_cache_size, 1000);
     }
     // null is JS undefined: every key given as null keeps its default.
     let all_null: Map<String, Value> = OPTION_NAMES

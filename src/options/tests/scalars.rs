@@ -162,11 +162,13 @@ fn binding_options() {
         "maxConcurrentOrchestrationFetches": 4,
         "maxConcurrentWorkFetches": 2,
         "watchdogIntervalMs": 0,
+        "orchestrationCacheSize": 0,
     }))
     .unwrap();
     assert_eq!(p.binding.max_concurrent_orchestration_fetches, 4);
     assert_eq!(p.binding.max_concurrent_work_fetches, 2);
     assert_eq!(p.binding.watchdog_interval_ms, 0);
+    assert_eq!(p.binding.orchestration_cache_size, 0);
     assert_err(
         json!({ "maxConcurrentOrchestrationFetches": 0 }),
         &["maxConcurrentOrchestrationFetches must be an integer >= 1, got 0"],
@@ -178,5 +180,13 @@ fn binding_options() {
     assert_err(
         json!({ "watchdogIntervalMs": 0.5 }),
         &["watchdogIntervalMs", "got 0.5"],
+    );
+    assert_err(
+        json!({ "orchestrationCacheSize": -1 }),
+        &["orchestrationCacheSize must be an integer >= 0, got -1"],
+    );
+    assert_err(
+        json!({ "orchestrationCacheSize": "big" }),
+        &["orchestrationCacheSize", "got 'big'"],
     );
 }
