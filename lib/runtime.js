@@ -3,7 +3,7 @@
 //
 // The four bridge callbacks (see src/bridge/mod.rs for the table):
 //   orchestrationStep(call)      -> Step, called synchronously from Rust
-//   orchestrationDispose(id)     -> drops a finished invocation's generator
+//   orchestrationDispose(id)     -> drops a generator (turn over, or evicted from the Rust generator cache)
 //   activityStart(call)          -> Promise<{ok} | {err}>
 //   activityCancel(id)           -> aborts that activity's AbortSignal
 //   events(event)                -> guard events to runtime.on() listeners (lib/runtime-events.js)

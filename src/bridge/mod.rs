@@ -8,7 +8,7 @@
 //! | Rust field         | JS signature                                             | called      |
 //! |--------------------|----------------------------------------------------------|-------------|
 //! | `orchestration_step`   | `(call: OrchestrationCall) => Step`                  | blocking, from a tokio thread in `block_in_place` |
-//! | `orchestration_dispose`| `(invocation: number) => void`                       | fire and forget |
+//! | `orchestration_dispose`| `(invocation: number) => void`                       | fire and forget, when a generator leaves the cache or its turn |
 //! | `activity_start`   | `(call: ActivityCall) => Promise<{ok: string} \| {err: string}>` | async |
 //! | `activity_cancel`  | `(invocation: number) => void`                           | fire and forget |
 //! | `events`           | `(event: GuardEvent) => void`                            | fire and forget, non-blocking |
