@@ -46,7 +46,9 @@ for (const [kind, open] of backends) {
     let store, rt, client
     before(async () => {
       store = await openStore(open)
-      rt = new Runtime(store.provider, { ...FAST, orchestrationConcurrency: 4 })
+      // No generator cache: `Nondeterministic` diverges only when its generator
+      // is re-run from the start, which a cached generator never is.
+      rt = new Runtime(store.provider, { ...FAST, orchestrationConcurrency: 4, orchestrationCacheSize: 0 })
       for (const [name, [fn]] of Object.entries(BAD)) rt.registerOrchestration(name, fn)
       rt.registerOrchestration('Fine', function* (ctx, input) {
         yield ctx.scheduleTimer(1)
