@@ -16,6 +16,8 @@ use super::{Guard, Queue, LOSS_WINDOW};
 use crate::provider_errors::ProviderFault;
 use crate::providers::call_policy::CallPolicy;
 use crate::providers::layer::{BoxFut, Layer};
+use crate::providers::wakeup::GIVE_UP;
+use tokio_util::sync::CancellationToken;
 
 fn poison_of(details: &ErrorDetails) -> Option<u32> {
     match details {
@@ -33,6 +35,25 @@ fn poison_in(delta: &[Event]) -> Option<u32> {
 
 fn detached_failure(op: &str) -> ProviderError {
     ProviderError::retryable(op, "the guard's task for this call ended without a result")
+}
+
+/// Runs a fetch to its end; once the dispatcher dropped it (`tx` closed), a
+/// fetch still waiting for work (`providers/wakeup.rs`) stops waiting, while
+/// a store call in flight still finishes, so its item can be handed back.
+async fn unless_dropped<T, R>(
+    tx: &mut tokio::sync::oneshot::Sender<T>,
+    fetch: impl std::future::Future<Output = R>,
+) -> R {
+    let give_up = CancellationToken::new();
+    let fetch = GIVE_UP.scope(give_up.clone(), fetch);
+    tokio::pin!(fetch);
+    tokio::select! {
+        r = &mut fetch => r,
+        _ = tx.closed() => {
+            give_up.cancel();
+            fetch.await
+        }
+    }
 }
 
 impl CallPolicy for Guard {
@@ -94,12 +115,11 @@ impl Layer for Guard {
         let permit = self.orch_gate.enter().await;
         self.stats.orch_fetch_wait.record(waited.elapsed());
         let (next, stats, filter) = (next.clone(), self.stats.clone(), filter.cloned());
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (mut tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
             let started = Instant::now();
-            let r = next
-                .fetch_orchestration_item(lock_timeout, poll_timeout, filter.as_ref())
-                .await;
+            let fetch = next.fetch_orchestration_item(lock_timeout, poll_timeout, filter.as_ref());
+            let r = unless_dropped(&mut tx, fetch).await;
             stats.orch_fetch.record(started.elapsed());
             drop(permit);
             // The dispatcher dropped the fetch (shutdown): give the item back.
@@ -180,12 +200,12 @@ impl Layer for Guard {
         let permit = self.work_gate.enter().await;
         let (next, stats) = (next.clone(), self.stats.clone());
         let (session, tag_filter) = (session.cloned(), tag_filter.clone());
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (mut tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
             let started = Instant::now();
-            let r = next
-                .fetch_work_item(lock_timeout, poll_timeout, session.as_ref(), &tag_filter)
-                .await;
+            let fetch =
+                next.fetch_work_item(lock_timeout, poll_timeout, session.as_ref(), &tag_filter);
+            let r = unless_dropped(&mut tx, fetch).await;
             stats.work_fetch.record(started.elapsed());
             drop(permit);
             if let Err(Ok(Some((_, token, _)))) = tx.send(r) {

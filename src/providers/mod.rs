@@ -4,8 +4,9 @@
 //! - `layer.rs`: the provider stack, one forwarding of duroxide's traits.
 //! - `call_policy.rs`: how a call through a layer runs (deadline, retries).
 //! - `pg_retry.rs`, `sqlite_retry.rs`: the retry layer each store gets.
+//! - `wakeup.rs`: long polling and wake-ups, over the retry layer.
 //!
-//! A provider's stack, top to bottom: retries, the store. A runtime
+//! A provider's stack, top to bottom: wake-ups, retries, the store. A runtime
 //! adds its guard on top (`guard/`), a client its call deadline
 //! (`client/bounded.rs`).
 
@@ -15,6 +16,7 @@ mod pg_retry;
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
 mod sqlite_retry;
+pub(crate) mod wakeup;
 
 use std::sync::Arc;
 

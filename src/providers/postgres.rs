@@ -217,10 +217,8 @@ fn stacked(provider: PostgresProvider) -> NativeProvider {
         pool: provider.pool().clone(),
         schema: provider.schema_name().to_string(),
     };
-    NativeProvider::new(
-        super::pg_retry::with_terminated_retry(Arc::new(provider)),
-        backend,
-    )
+    let retried = super::pg_retry::with_terminated_retry(Arc::new(provider));
+    NativeProvider::new(super::wakeup::with_wakeups(retried, &backend), backend)
 }
 
 /// Connects with a `postgres://` URL; `schema` defaults to `public`.

@@ -32,12 +32,11 @@ pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
     Ok(path.to_string())
 }
 
-/// The store under its retry layer.
+/// The store under its retry and wake-up layers.
 fn stacked(provider: SqliteProvider) -> NativeProvider {
-    NativeProvider::new(
-        super::sqlite_retry::with_busy_retry(Arc::new(provider)),
-        Backend::Sqlite,
-    )
+    let retried = super::sqlite_retry::with_busy_retry(Arc::new(provider));
+    let backend = Backend::Sqlite;
+    NativeProvider::new(super::wakeup::with_wakeups(retried, &backend), backend)
 }
 
 /// Opens (creating if missing) the SQLite file named by a `sqlite:` URL.
