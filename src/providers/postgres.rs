@@ -135,7 +135,7 @@ async fn preflight(database_url: &str, pool_size: u32) -> BridgeResult<Option<Ca
 
 const SIZING_HINT: &str = "Every process, runtime and client sharing this server needs \
      connections: use one provider per process and size maxConnections so that \
-     processes x maxConnections stays below max_connections (docs/operations.md, \
+     processes x (maxConnections + 1) stays below max_connections (docs/operations.md, \
      \"Fleet sizing\")";
 
 /// The server's message when it refused a connection for lack of slots
