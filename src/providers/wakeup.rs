@@ -184,11 +184,17 @@ pub(crate) struct Wakeup {
     shared: Arc<Wakeups>,
     /// Postgres: tells other processes; `None` on SQLite.
     announce: Option<listen::Announcer>,
-    /// Ends the listen task with the provider.
-    _listening: Option<listen::Listening>,
+    /// Postgres: hears other processes, from the first fetch on.
+    listening: Option<listen::Listening>,
 }
 
 impl Wakeup {
+    fn fetching(&self) {
+        if let Some(l) = &self.listening {
+            l.ensure_started(&self.shared);
+        }
+    }
+
     fn wake(&self, queue: Queue) {
         self.shared.wake(queue);
         if let Some(a) = &self.announce {
@@ -239,7 +245,7 @@ pub(crate) fn with_wakeups(next: Arc<dyn Provider>, backend: &Backend) -> Arc<dy
     });
     let (announce, listening) = match backend {
         Backend::Postgres { pool, schema } if across_processes => {
-            let (a, l) = listen::start(pool.clone(), schema, &shared);
+            let (a, l) = listen::start(pool.clone(), schema);
             (Some(a), Some(l))
         }
         _ => (None, None),
@@ -248,7 +254,7 @@ pub(crate) fn with_wakeups(next: Arc<dyn Provider>, backend: &Backend) -> Arc<dy
         Wakeup {
             shared,
             announce,
-            _listening: listening,
+            listening,
         },
         next,
     )
@@ -263,6 +269,7 @@ impl Layer for Wakeup {
         poll_timeout: Duration,
         filter: Option<&DispatcherCapabilityFilter>,
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
+        self.fetching();
         self.shared
             .long_poll(Queue::Orchestrator, poll_timeout, || {
                 next.fetch_orchestration_item(lock_timeout, Duration::ZERO, filter)
@@ -278,6 +285,7 @@ impl Layer for Wakeup {
         session: Option<&SessionFetchConfig>,
         tag_filter: &TagFilter,
     ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
+        self.fetching();
         self.shared
             .long_poll(Queue::Worker, poll_timeout, || {
                 next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter)

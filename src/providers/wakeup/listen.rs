@@ -7,6 +7,9 @@
 //!   notifications than it commits calls.
 //! - The payload is `<sender> <queues> <due epoch ms or 0>`, `queues` being
 //!   `o` (orchestrator) and/or `w` (worker). A process ignores its own.
+//! - The listening connection is opened by the provider's first fetch: a
+//!   process that only runs clients (the CLI) never opens it, and never races
+//!   its own exit with a connect.
 //! - The listening connection is its own (a pool of one with the provider's
 //!   connect options, `application_name` `duroxide_node_wakeup`), so it never
 //!   takes a slot of the provider's pool. If it
@@ -60,9 +63,35 @@ impl Announcer {
     }
 }
 
-/// Keeps the sending and listening tasks running; dropping it ends them.
+/// The LISTEN half, started by the first fetch (so a process that only runs
+/// clients, such as the CLI, never opens the connection), ended with the
+/// provider along with the sending task.
 pub(super) struct Listening {
+    pool: PgPool,
+    channel: String,
+    sender: u64,
+    started: std::sync::Once,
+    stop: CancellationToken,
     _stop: DropGuard,
+}
+
+impl Listening {
+    pub(super) fn ensure_started(&self, shared: &Arc<Wakeups>) {
+        self.started.call_once(|| {
+            let listen_pool = PgPoolOptions::new().max_connections(1).connect_lazy_with(
+                (*self.pool.connect_options())
+                    .clone()
+                    .application_name(LISTEN_APPLICATION_NAME),
+            );
+            tokio::spawn(listen(
+                listen_pool,
+                self.channel.clone(),
+                self.sender,
+                Arc::downgrade(shared),
+                self.stop.clone(),
+            ));
+        });
+    }
 }
 
 fn channel_of(schema: &str) -> String {
@@ -72,7 +101,7 @@ fn channel_of(schema: &str) -> String {
     channel
 }
 
-pub(super) fn start(pool: PgPool, schema: &str, shared: &Arc<Wakeups>) -> (Announcer, Listening) {
+pub(super) fn start(pool: PgPool, schema: &str) -> (Announcer, Listening) {
     let channel = channel_of(schema);
     let sender: u64 = rand_id();
     let stop = CancellationToken::new();
@@ -87,21 +116,14 @@ pub(super) fn start(pool: PgPool, schema: &str, shared: &Arc<Wakeups>) -> (Annou
         outbox.clone(),
         stop.clone(),
     ));
-    let listen_pool = PgPoolOptions::new().max_connections(1).connect_lazy_with(
-        (*pool.connect_options())
-            .clone()
-            .application_name(LISTEN_APPLICATION_NAME),
-    );
-    tokio::spawn(listen(
-        listen_pool,
-        channel,
-        sender,
-        Arc::downgrade(shared),
-        stop.clone(),
-    ));
     (
         Announcer { outbox },
         Listening {
+            pool,
+            channel,
+            sender,
+            started: std::sync::Once::new(),
+            stop: stop.clone(),
             _stop: stop.drop_guard(),
         },
     )
