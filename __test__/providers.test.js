@@ -147,8 +147,9 @@ test('connectWithSchema creates the schema; maxConnections bounds the pool; migr
     const ids = Array.from({ length: 8 }, (_, i) => `pool-${i}`)
     await Promise.all(ids.map((id) => client.startOrchestration(id, 'Up', id)))
     await Promise.all(ids.map((id) => client.waitForOrchestration(id, 20000)))
-    // psql's own session is the one extra connection.
-    open = Number(psql(`SELECT count(*) FROM pg_stat_activity WHERE datname = '${db.name}'`, { url: db.url }))
+    // psql's own session is the one extra connection; the provider's LISTEN
+    // connection (providers/wakeup) is not part of the pool.
+    open = Number(psql(`SELECT count(*) FROM pg_stat_activity WHERE datname = '${db.name}' AND application_name <> 'duroxide_node_wakeup'`, { url: db.url }))
   } finally {
     await rt.shutdown(0)
   }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use duroxide::providers::Provider;
 use duroxide::runtime::observability::MetricsSnapshot;
 use napi::bindgen_prelude::{Promise, PromiseRaw};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Env;
 use napi::Status;
 use napi_derive::napi;
@@ -19,12 +20,13 @@ use crate::bridge::activity::ActivityCall;
 use crate::bridge::orchestration::OrchestrationCall;
 use crate::bridge::{Bridge, JsCallbacks};
 use crate::errors::{BridgeError, BridgeResult, ErrorCode, Settled};
-use crate::guard::events::GuardEvent;
+use crate::guard::events::{EventSink, GuardEvent};
 use crate::guard::stats::RuntimeHealth;
-use crate::guard::GuardedProvider;
+use crate::guard::Guard;
 use crate::options::{parse_runtime_options, ParsedOptions};
 use crate::providers::NativeProvider;
 use crate::registrations::Registrations;
+use crate::runtime_metrics::RuntimeMetrics;
 
 type Tsfn<T, R> = napi::threadsafe_function::ThreadsafeFunction<T, R, T, Status, false>;
 
@@ -39,67 +41,16 @@ enum Phase {
     Stopped(Option<MetricsSnapshot>),
 }
 
-/// Counters of the runtime, as `runtime.metricsSnapshot()` returns them.
-/// The fields after `provider_errors` are the guard's (`GuardStats::apply`).
-#[napi(object)]
-#[derive(Default)]
-pub struct RuntimeMetrics {
-    pub orch_starts: i64,
-    pub orch_completions: i64,
-    pub orch_failures: i64,
-    pub orch_application_errors: i64,
-    pub orch_infrastructure_errors: i64,
-    pub orch_configuration_errors: i64,
-    pub orch_poison: i64,
-    pub activity_success: i64,
-    pub activity_app_errors: i64,
-    pub activity_infra_errors: i64,
-    pub activity_config_errors: i64,
-    pub activity_poison: i64,
-    pub orch_dispatcher_items_fetched: i64,
-    pub worker_dispatcher_items_fetched: i64,
-    pub orch_continue_as_new: i64,
-    pub suborchestration_calls: i64,
-    pub provider_errors: i64,
-    pub invalid_lock_token_acks: i64,
-    pub work_lock_lost_acks: i64,
-    pub poison_dispositions: i64,
-    pub deadlock_retries: i64,
-    pub orphaned_locks_released: i64,
-    pub livelocks_detected: i64,
-    pub orch_fetch_p50_ms: Option<f64>,
-    pub orch_fetch_p99_ms: Option<f64>,
-    pub orch_fetch_samples: i64,
-    pub orch_fetch_wait_p99_ms: Option<f64>,
-    pub work_fetch_p50_ms: Option<f64>,
-    pub work_fetch_p99_ms: Option<f64>,
-    pub work_fetch_samples: i64,
-}
-
-impl From<&MetricsSnapshot> for RuntimeMetrics {
-    fn from(m: &MetricsSnapshot) -> Self {
-        let n = |v: u64| v as i64;
-        Self {
-            orch_starts: n(m.orch_starts),
-            orch_completions: n(m.orch_completions),
-            orch_failures: n(m.orch_failures),
-            orch_application_errors: n(m.orch_application_errors),
-            orch_infrastructure_errors: n(m.orch_infrastructure_errors),
-            orch_configuration_errors: n(m.orch_configuration_errors),
-            orch_poison: n(m.orch_poison),
-            activity_success: n(m.activity_success),
-            activity_app_errors: n(m.activity_app_errors),
-            activity_infra_errors: n(m.activity_infra_errors),
-            activity_config_errors: n(m.activity_config_errors),
-            activity_poison: n(m.activity_poison),
-            orch_dispatcher_items_fetched: n(m.orch_dispatcher_items_fetched),
-            worker_dispatcher_items_fetched: n(m.worker_dispatcher_items_fetched),
-            orch_continue_as_new: n(m.orch_continue_as_new),
-            suborchestration_calls: n(m.suborchestration_calls),
-            provider_errors: n(m.provider_errors),
-            ..Default::default()
+/// Guard events to the runtime's JS `events` callback; dropped once the
+/// runtime released its callbacks.
+fn bridge_sink(bridge: Arc<Bridge>) -> EventSink {
+    Arc::new(move |event| {
+        if let Ok(callbacks) = bridge.callbacks() {
+            callbacks
+                .events
+                .call(event, ThreadsafeFunctionCallMode::NonBlocking);
         }
-    }
+    })
 }
 
 #[napi]
@@ -109,8 +60,10 @@ pub struct NativeRuntime {
 }
 
 struct Core {
-    /// The provider, wrapped in the fleet guard the runtime dispatches through.
-    guard: Arc<GuardedProvider>,
+    /// The fleet guard of this runtime.
+    guard: Arc<Guard>,
+    /// The store the runtime dispatches through: the guard over the provider's stack.
+    stack: Arc<dyn Provider>,
     options: ParsedOptions,
     registrations: Mutex<Registrations>,
     bridge: Arc<Bridge>,
@@ -160,7 +113,7 @@ impl Core {
         let observability = &self.options.runtime.observability;
         crate::logging::ensure_stderr_logging(&observability.log_format, &observability.log_level);
         let runtime = duroxide::runtime::Runtime::start_with_options(
-            self.guard.clone() as Arc<dyn Provider>,
+            self.stack.clone(),
             activities,
             orchestrations,
             self.options.runtime.clone(),
@@ -169,7 +122,7 @@ impl Core {
         *self.phase() = Phase::Running(runtime);
         self.guard
             .started(
-                crate::guard::events::bridge_sink(self.bridge.clone()),
+                bridge_sink(self.bridge.clone()),
                 self.options.binding.watchdog_interval_ms,
             )
             .await;
@@ -217,8 +170,10 @@ impl NativeRuntime {
         let options =
             parse_runtime_options(options.as_ref())?.for_store(&provider.kind(), options.as_ref());
         let bridge = Arc::new(Bridge::new(options.binding.orchestration_cache_size));
+        let (guard, stack) = Guard::stack(provider.provider(), provider.backend(), &options);
         let core = Core {
-            guard: GuardedProvider::new(provider.provider(), &options),
+            guard,
+            stack,
             options,
             registrations: Mutex::new(Registrations::default()),
             bridge,

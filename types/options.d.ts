@@ -56,7 +56,12 @@ export interface RuntimeOptions {
    * Integer >= 1. Default 100.
    */
   dispatcherPollIntervalMs?: number | undefined
-  /** Longest time a fetch waits for work inside a long-polling provider, in ms. Integer >= 0. Default 30000. */
+  /**
+   * Longest time an idle fetch waits for work, in ms: both stores long-poll
+   * (woken by enqueues in this process, by Postgres LISTEN/NOTIFY from other
+   * processes, at timers' due times, and at least every second). Integer >= 0.
+   * Default 30000.
+   */
   dispatcherLongPollTimeoutMs?: number | undefined
   /**
    * Lease of a fetched orchestration message, in ms. A turn that neither acks

@@ -15,9 +15,9 @@ use std::time::Duration;
 use duroxide::providers::Provider;
 
 use crate::providers::call_policy::CallPolicy;
-use crate::providers::decorator::Decorated;
+use crate::providers::layer::{Policy, Stacked};
 
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 const UNBOUNDED: &[&str] = &[
     "delete_instances_atomic",
@@ -27,7 +27,7 @@ const UNBOUNDED: &[&str] = &[
     "prune_executions_bulk",
 ];
 
-pub struct Deadline {
+struct Deadline {
     limit: Duration,
 }
 
@@ -38,13 +38,13 @@ impl CallPolicy for Deadline {
 }
 
 /// The provider a client uses: `inner` with every call bounded.
-pub fn bounded(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
-    Arc::new(Decorated::new(
-        inner,
-        Deadline {
+pub(super) fn bounded(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
+    Stacked::over(
+        Policy(Deadline {
             limit: CALL_TIMEOUT,
-        },
-    ))
+        }),
+        inner,
+    )
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use napi_derive::napi;
 use super::history::event_data;
 use super::NativeClient;
 use crate::errors::{BridgeError, BridgeResult, Settled};
+use crate::provider_errors::ProviderFault;
 use crate::rules::{self, ExecutionStatusName};
 
 /// `client.getInstanceInfo(id)`.
@@ -83,9 +84,7 @@ pub(super) fn n<T: TryInto<i64>>(v: T) -> i64 {
 pub(super) fn not_found(err: ClientError, what: impl FnOnce() -> String) -> BridgeError {
     match &err {
         ClientError::InstanceNotFound { .. } => BridgeError::NotFound(what()),
-        ClientError::Provider(p)
-            if !p.retryable && p.message.to_ascii_lowercase().contains("not found") =>
-        {
+        ClientError::Provider(p) if ProviderFault::is(p, ProviderFault::NotFound) => {
             BridgeError::NotFound(what())
         }
         _ => BridgeError::from(err),

@@ -10,6 +10,7 @@ use napi_derive::napi;
 use super::management::{n, not_found};
 use super::NativeClient;
 use crate::errors::{BridgeError, BridgeResult, Settled};
+use crate::provider_errors::ProviderFault;
 use crate::rules;
 
 /// `client.deleteInstance(...)` and `deleteInstanceBulk(...)`.
@@ -55,7 +56,7 @@ pub struct PruneOptions {
 /// "is Running. Use force=true", which would otherwise surface as a provider error.
 fn delete_error(err: ClientError, instance_id: &str) -> BridgeError {
     match &err {
-        ClientError::Provider(p) if p.message.contains("is Running") => {
+        ClientError::Provider(p) if ProviderFault::is(p, ProviderFault::DeleteRunning) => {
             BridgeError::from(ClientError::InstanceStillRunning {
                 instance_id: instance_id.to_string(),
             })

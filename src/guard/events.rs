@@ -1,8 +1,8 @@
 //! Guard events for the application (`runtime.on('poison' | 'lockLost' |
 //! 'livelock', fn)`) and the log line that goes with each.
 //!
-//! Events travel to JS through the runtime's `events` threadsafe function
-//! (see `bridge/mod.rs`), non-blocking: a slow listener never holds up a
+//! Events travel to JS through the sink the runtime connects (its `events`
+//! threadsafe function, see `runtime.rs` and `bridge/mod.rs`), non-blocking: a slow listener never holds up a
 //! dispatcher. `lockLost` and `livelock` are reported once per instance per
 //! runtime, so a message that retries forever cannot flood the application;
 //! every `poison` disposition is reported, since each ends a message.
@@ -10,7 +10,6 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, RwLock};
 
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
 /// Instances remembered per event type for "once per instance"; past it the
@@ -54,38 +53,26 @@ pub struct GuardEvent {
     pub cause: String,
 }
 
-pub type EventSink = Arc<dyn Fn(GuardEvent) + Send + Sync>;
-
-/// Events to the runtime's JS `events` callback; dropped once the runtime
-/// released its callbacks.
-pub fn bridge_sink(bridge: Arc<crate::bridge::Bridge>) -> EventSink {
-    Arc::new(move |event| {
-        if let Ok(callbacks) = bridge.callbacks() {
-            callbacks
-                .events
-                .call(event, ThreadsafeFunctionCallMode::NonBlocking);
-        }
-    })
-}
+pub(crate) type EventSink = Arc<dyn Fn(GuardEvent) + Send + Sync>;
 
 #[derive(Default)]
-pub struct GuardEvents {
+pub(crate) struct GuardEvents {
     sink: RwLock<Option<EventSink>>,
     reported: Mutex<HashSet<(String, String)>>,
 }
 
 impl GuardEvents {
     /// Where events go while the runtime runs.
-    pub fn connect(&self, sink: EventSink) {
+    pub(crate) fn connect(&self, sink: EventSink) {
         *self.sink.write().expect("event sink") = Some(sink);
     }
 
-    pub fn disconnect(&self) {
+    pub(crate) fn disconnect(&self) {
         self.sink.write().expect("event sink").take();
     }
 
     /// True the first time `(event_type, instance)` is seen.
-    pub fn first_time(&self, event_type: RuntimeEventType, instance: &str) -> bool {
+    pub(crate) fn first_time(&self, event_type: RuntimeEventType, instance: &str) -> bool {
         let mut seen = self.reported.lock().expect("reported events");
         if seen.len() >= MAX_REMEMBERED {
             seen.clear();
@@ -94,7 +81,7 @@ impl GuardEvents {
     }
 
     /// Logs the event and hands it to the application.
-    pub fn emit(&self, event: GuardEvent) {
+    pub(crate) fn emit(&self, event: GuardEvent) {
         log(&event);
         let sink = self.sink.read().expect("event sink").clone();
         if let Some(sink) = sink {

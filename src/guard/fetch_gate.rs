@@ -12,17 +12,17 @@ use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A semaphore, or nothing when uncapped.
-pub struct FetchGate(Option<Arc<Semaphore>>);
+pub(crate) struct FetchGate(Option<Arc<Semaphore>>);
 
 impl FetchGate {
     /// `max == 0` means no cap.
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         Self((max > 0).then(|| Arc::new(Semaphore::new(max))))
     }
 
     /// Waits for a slot. Dropping the returned permit (or the future while it
     /// waits, which the dispatcher does when it shuts down) frees the slot.
-    pub async fn enter(&self) -> Option<OwnedSemaphorePermit> {
+    pub(crate) async fn enter(&self) -> Option<OwnedSemaphorePermit> {
         match &self.0 {
             // The semaphore is never closed, so acquiring cannot fail.
             Some(s) => s.clone().acquire_owned().await.ok(),

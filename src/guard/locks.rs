@@ -21,7 +21,7 @@ use tokio::task::Id as TaskId;
 
 /// A lock handed out by `fetch_orchestration_item`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeldLock {
+pub(crate) struct HeldLock {
     pub instance: String,
     pub attempt: u32,
     task: Option<TaskId>,
@@ -34,7 +34,7 @@ struct Held {
 }
 
 #[derive(Default)]
-pub struct LockTracker(Mutex<Held>);
+pub(crate) struct LockTracker(Mutex<Held>);
 
 impl LockTracker {
     fn held(&self) -> std::sync::MutexGuard<'_, Held> {
@@ -42,7 +42,7 @@ impl LockTracker {
     }
 
     /// Records a lock the current task just fetched.
-    pub fn fetched(&self, token: &str, instance: &str, attempt: u32) {
+    pub(crate) fn fetched(&self, token: &str, instance: &str, attempt: u32) {
         let task = tokio::task::try_id();
         let mut h = self.held();
         if let Some(task) = task {
@@ -60,7 +60,7 @@ impl LockTracker {
 
     /// The lock the current task fetched last, if it is still held: called
     /// when that task fetches again, which means the runtime is done with it.
-    pub fn take_forgotten(&self) -> Option<(String, HeldLock)> {
+    pub(crate) fn take_forgotten(&self) -> Option<(String, HeldLock)> {
         let task = tokio::task::try_id()?;
         let mut h = self.held();
         let token = h.by_task.remove(&task)?;
@@ -68,7 +68,7 @@ impl LockTracker {
     }
 
     /// The lock is gone (acked, abandoned, or found invalid by the store).
-    pub fn release(&self, token: &str) -> Option<HeldLock> {
+    pub(crate) fn release(&self, token: &str) -> Option<HeldLock> {
         let mut h = self.held();
         let lock = h.by_token.remove(token)?;
         if let Some(task) = lock.task {
@@ -79,13 +79,9 @@ impl LockTracker {
         Some(lock)
     }
 
-    pub fn get(&self, token: &str) -> Option<HeldLock> {
-        self.held().by_token.get(token).cloned()
-    }
-
     /// Every lock still held; used once the runtime stopped, when no turn can
     /// hold a lock any more.
-    pub fn drain(&self) -> Vec<(String, HeldLock)> {
+    pub(crate) fn drain(&self) -> Vec<(String, HeldLock)> {
         let mut h = self.held();
         h.by_task.clear();
         h.by_token.drain().collect()
@@ -112,7 +108,7 @@ mod tests {
                 (token.as_str(), lock.instance.as_str(), lock.attempt),
                 ("tok2", "inst-b", 3)
             );
-            assert!(t2.get("tok2").is_none());
+            assert!(t2.release("tok2").is_none());
         })
         .await
         .unwrap();

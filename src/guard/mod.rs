@@ -1,7 +1,9 @@
-//! The fleet guard: a Provider decorator around the store of every
-//! `NativeRuntime`, with its counters, events and watchdog.
+//! The fleet guard: the layer of the provider stack (`providers/layer.rs`)
+//! every `NativeRuntime` dispatches through, with its counters, events and
+//! watchdog.
 //!
-//! - `delegate.rs`: `impl Provider`, every method delegated.
+//! - `layer.rs`: the guard's hooks (fetches, acks, abandons) and its call
+//!   policy, which counts deadlocks.
 //! - `fetch_gate.rs`: caps concurrent fetch calls per runtime (the Postgres
 //!   fetch convoy).
 //! - `locks.rs`: which orchestration locks this runtime holds; releases the
@@ -11,28 +13,31 @@
 //! - `watchdog.rs`: the periodic livelock check.
 //! - `pg.rs`: the Postgres queries of the watchdog and the start-up schema check.
 //!
-//! Every provider method is delegated. Four calls run in their own tokio task
+//! Four calls run in their own tokio task
 //! from the moment they are called: both fetches (so a fetch the dispatcher
 //! drops at shutdown still finishes, and the item it locked is handed back at
 //! once instead of at lease expiry) and both abandons (so an abandon whose
 //! future is dropped unpolled still runs).
 
-mod delegate;
-pub mod events;
-pub mod fetch_gate;
-pub mod locks;
-pub mod pg;
-pub mod stats;
-pub mod watchdog;
+pub(crate) mod events;
+mod fetch_gate;
+mod layer;
+mod locks;
+mod pg;
+pub(crate) mod stats;
+mod watchdog;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use duroxide::providers::{Provider, ProviderError};
+use duroxide::providers::Provider;
 
 use crate::options::ParsedOptions;
-use crate::runtime::RuntimeMetrics;
+use crate::providers::call_policy::{backoff, run, CallPolicy};
+use crate::providers::layer::Stacked;
+use crate::providers::Backend;
+use crate::runtime_metrics::RuntimeMetrics;
 use events::{EventSink, GuardEvent, GuardEvents, RuntimeEventType};
 use fetch_gate::FetchGate;
 use locks::LockTracker;
@@ -40,8 +45,8 @@ use stats::{GuardStats, RuntimeHealth};
 
 /// Lock losses on one instance within this window, at least
 /// [`LOSS_THRESHOLD`] of them, are the in-process livelock signature.
-pub const LOSS_WINDOW: Duration = Duration::from_secs(600);
-pub const LOSS_THRESHOLD: usize = 3;
+const LOSS_WINDOW: Duration = Duration::from_secs(600);
+const LOSS_THRESHOLD: usize = 3;
 /// The delay the dispatcher itself gives the abandons it drops; doubled per
 /// attempt, so an instance whose acks keep failing retries ever more slowly,
 /// and capped at the lease, so never later than lease expiry would allow.
@@ -49,13 +54,13 @@ const FORGOTTEN_ABANDON_DELAY: Duration = Duration::from_millis(50);
 
 /// Where a message lives: `'orchestrator'` or `'worker'`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Queue {
+pub(crate) enum Queue {
     Orchestrator,
     Worker,
 }
 
 impl Queue {
-    pub fn as_str(self) -> &'static str {
+    fn as_str(self) -> &'static str {
         match self {
             Queue::Orchestrator => "orchestrator",
             Queue::Worker => "worker",
@@ -63,8 +68,11 @@ impl Queue {
     }
 }
 
-pub struct GuardedProvider {
-    inner: Arc<dyn Provider>,
+pub(crate) struct Guard {
+    /// The store below the guard, for the locks it hands back itself.
+    next: Arc<dyn Provider>,
+    /// The pool and schema of a Postgres store, for the guard's own queries.
+    postgres: Option<(sqlx::PgPool, String)>,
     orch_gate: FetchGate,
     work_gate: FetchGate,
     locks: LockTracker,
@@ -77,11 +85,18 @@ pub struct GuardedProvider {
     watchdog: Mutex<Option<watchdog::Watchdog>>,
 }
 
-impl GuardedProvider {
-    pub fn new(inner: Arc<dyn Provider>, options: &ParsedOptions) -> Arc<Self> {
+impl Guard {
+    /// The guard of one runtime, and the stack the runtime dispatches
+    /// through: the guard over `next`.
+    pub(crate) fn stack(
+        next: Arc<dyn Provider>,
+        backend: &Backend,
+        options: &ParsedOptions,
+    ) -> (Arc<Self>, Arc<dyn Provider>) {
         let binding = &options.binding;
-        Arc::new(Self {
-            inner,
+        let guard = Arc::new(Self {
+            next: next.clone(),
+            postgres: backend.postgres(),
             orch_gate: FetchGate::new(binding.max_concurrent_orchestration_fetches),
             work_gate: FetchGate::new(binding.max_concurrent_work_fetches),
             locks: LockTracker::default(),
@@ -91,32 +106,18 @@ impl GuardedProvider {
             lease: options.runtime.orchestrator_lock_timeout,
             over_attempts: Mutex::new(HashMap::new()),
             watchdog: Mutex::new(None),
-        })
-    }
-
-    pub fn inner(&self) -> &Arc<dyn Provider> {
-        &self.inner
-    }
-
-    pub fn stats(&self) -> &GuardStats {
-        &self.stats
-    }
-
-    pub fn events(&self) -> &GuardEvents {
-        &self.events
-    }
-
-    pub fn max_attempts(&self) -> u32 {
-        self.max_attempts
+        });
+        let stack: Arc<dyn Provider> = Arc::new(Stacked::new(guard.clone(), next));
+        (guard, stack)
     }
 
     /// The runtime started: events flow to `sink`, the watchdog runs every
     /// `watchdog_interval_ms` (0: never), and on Postgres the schema check
     /// runs (awaited, so its warning precedes `start()` resolving; bounded, so
     /// a slow database cannot hold up the start).
-    pub async fn started(self: &Arc<Self>, sink: EventSink, watchdog_interval_ms: u64) {
+    pub(crate) async fn started(self: &Arc<Self>, sink: EventSink, watchdog_interval_ms: u64) {
         self.events.connect(sink);
-        if let Some((pool, schema)) = pg::postgres_of(&self.inner) {
+        if let Some((pool, schema)) = self.postgres.clone() {
             let check = pg::warn_other_schemas_once(pool, schema);
             let _ = tokio::time::timeout(Duration::from_secs(2), check).await;
         }
@@ -129,7 +130,7 @@ impl GuardedProvider {
     /// The runtime stopped: no turn runs any more, so every lock still
     /// recorded was dropped by the runtime; hand each back now rather than at
     /// lease expiry. The attempt stays counted, as lease expiry would leave it.
-    pub async fn stopped(&self) {
+    pub(crate) async fn stopped(&self) {
         let dog = self.watchdog.lock().expect("watchdog slot").take();
         if let Some(dog) = dog {
             dog.stop().await;
@@ -142,8 +143,7 @@ impl GuardedProvider {
             .map(|(token, lock)| {
                 self.stats.orphaned_lock_released();
                 tracing::debug!(target: "duroxide_node::guard", instance_id = %lock.instance, "releasing a lock left at shutdown");
-                let inner = self.inner.clone();
-                tokio::spawn(hand_back(inner, token, None, false))
+                tokio::spawn(hand_back(self.next.clone(), token, None, false))
             })
             .collect();
         let _ = tokio::time::timeout(Duration::from_secs(5), async {
@@ -155,11 +155,11 @@ impl GuardedProvider {
     }
 
     /// `m` with the guard's counters filled in.
-    pub fn metrics(&self, m: RuntimeMetrics) -> RuntimeMetrics {
+    pub(crate) fn metrics(&self, m: RuntimeMetrics) -> RuntimeMetrics {
         self.stats.apply(m)
     }
 
-    pub fn health(&self, running: bool) -> RuntimeHealth {
+    pub(crate) fn health(&self, running: bool) -> RuntimeHealth {
         let mut reasons = Vec::new();
         if !running {
             reasons.push("the runtime is not running (not started, or shut down)".to_string());
@@ -169,7 +169,7 @@ impl GuardedProvider {
     }
 
     /// Instances fetched with `attempt_count > maxAttempts + 1` since the last call.
-    pub fn take_over_attempts(&self) -> Vec<(String, u32, Queue)> {
+    fn take_over_attempts(&self) -> Vec<(String, u32, Queue)> {
         let mut m = self.over_attempts.lock().expect("over attempts");
         m.drain().map(|(k, (a, q))| (k, a, q)).collect()
     }
@@ -181,15 +181,6 @@ impl GuardedProvider {
                 m.insert(instance.to_string(), (attempt, queue));
             }
         }
-    }
-
-    fn note<T>(&self, r: Result<T, ProviderError>) -> Result<T, ProviderError> {
-        if let Err(e) = &r {
-            if delegate::is_deadlock(e) {
-                self.stats.deadlock();
-            }
-        }
-        r
     }
 
     /// Hands back a lock the runtime dropped (see `locks.rs`).
@@ -206,7 +197,7 @@ impl GuardedProvider {
             lock.instance,
             delay.as_millis()
         );
-        tokio::spawn(hand_back(self.inner.clone(), token, Some(delay), false));
+        tokio::spawn(hand_back(self.next.clone(), token, Some(delay), false));
     }
 
     fn emit(
@@ -257,26 +248,36 @@ impl GuardedProvider {
     }
 }
 
-/// Abandons a lock nobody else will: nothing retries this call if it fails,
-/// so transient errors (a busy SQLite file, a Postgres deadlock) are retried
-/// here, briefly; after that the lease expiry still frees the lock.
-pub(crate) async fn hand_back(
-    inner: Arc<dyn Provider>,
+/// How a lock nobody else will abandon is handed back: nothing retries this
+/// call if it fails, so transient errors (a busy SQLite file, a Postgres
+/// deadlock) are retried here, briefly; after that the lease expiry still
+/// frees the lock.
+struct HandBack;
+
+impl CallPolicy for HandBack {
+    fn is_transient(&self, err: &duroxide::providers::ProviderError) -> bool {
+        err.is_retryable()
+    }
+
+    fn budget(&self) -> Duration {
+        Duration::from_millis(600)
+    }
+
+    fn pause(&self, retry: u32) -> Duration {
+        backoff(Duration::from_millis(20), Duration::from_millis(320), retry)
+    }
+}
+
+async fn hand_back(
+    next: Arc<dyn Provider>,
     token: String,
     delay: Option<Duration>,
     ignore_attempt: bool,
 ) {
-    let mut pause = Duration::from_millis(20);
-    for _ in 0..5 {
-        match inner
-            .abandon_orchestration_item(&token, delay, ignore_attempt)
-            .await
-        {
-            Err(e) if e.is_retryable() => tokio::time::sleep(pause).await,
-            _ => return,
-        }
-        pause *= 2;
-    }
+    let _ = run(&HandBack, "abandon_orchestration_item", || {
+        next.abandon_orchestration_item(&token, delay, ignore_attempt)
+    })
+    .await;
 }
 
 #[cfg(test)]

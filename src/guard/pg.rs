@@ -9,25 +9,15 @@
 //!   fetches and acks.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
-use duroxide::providers::Provider;
-use duroxide_pg::PostgresProvider;
 use sqlx::PgPool;
 
 use super::Queue;
 
-/// The pool and schema of a Postgres provider; `None` for other stores.
-pub fn postgres_of(provider: &Arc<dyn Provider>) -> Option<(PgPool, String)> {
-    let provider = crate::providers::decorator::undecorated(provider);
-    let any: &dyn std::any::Any = provider.as_ref();
-    any.downcast_ref::<PostgresProvider>()
-        .map(|p| (p.pool().clone(), p.schema_name().to_string()))
-}
-
 /// One queue row group over the attempt threshold.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OverAttempts {
+pub(crate) struct OverAttempts {
     pub instance: String,
     pub attempt: u32,
     pub queue: Queue,
@@ -35,7 +25,7 @@ pub struct OverAttempts {
 
 /// Instances with messages fetched more than `threshold` times, highest first
 /// (at most 100 per queue, so a flood costs one bounded query).
-pub async fn over_attempts(
+pub(crate) async fn over_attempts(
     pool: &PgPool,
     schema: &str,
     threshold: u32,
@@ -66,7 +56,7 @@ pub async fn over_attempts(
 }
 
 /// Other schemas of this database with an `orchestrator_queue` table.
-pub async fn other_schemas(pool: &PgPool, schema: &str) -> Result<Vec<String>, sqlx::Error> {
+pub(crate) async fn other_schemas(pool: &PgPool, schema: &str) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT table_schema::text FROM information_schema.tables \
          WHERE table_name = 'orchestrator_queue' AND table_schema <> $1 \
@@ -85,7 +75,7 @@ fn warned() -> &'static Mutex<HashSet<String>> {
 
 /// Warns once per process and schema when other duroxide schemas share the
 /// database; several runtimes on one provider would otherwise repeat it.
-pub async fn warn_other_schemas_once(pool: PgPool, schema: String) {
+pub(crate) async fn warn_other_schemas_once(pool: PgPool, schema: String) {
     let database: String = match sqlx::query_scalar("SELECT current_database()::text")
         .fetch_one(&pool)
         .await

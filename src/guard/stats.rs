@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use napi_derive::napi;
 
-use crate::runtime::RuntimeMetrics;
+use crate::runtime_metrics::RuntimeMetrics;
 
 /// How far back latency percentiles and health look.
-pub const HEALTH_WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const HEALTH_WINDOW: Duration = Duration::from_secs(60);
 /// A fetch p99 above this makes the runtime `degraded`: acks queue behind
 /// fetches on the same advisory locks, and leases start to expire.
-pub const SLOW_FETCH_P99_MS: f64 = 1000.0;
+pub(crate) const SLOW_FETCH_P99_MS: f64 = 1000.0;
 /// Latency samples kept per window, whatever the rate: bounds memory and the
 /// sort in [`LatencyWindow::percentiles`].
 const MAX_SAMPLES: usize = 4096;
@@ -29,12 +29,12 @@ const MAX_TRACKED_INSTANCES: usize = 4096;
 
 /// Fetch durations over the last [`HEALTH_WINDOW`].
 #[derive(Default)]
-pub struct LatencyWindow {
+pub(crate) struct LatencyWindow {
     samples: Mutex<VecDeque<(Instant, f64)>>,
 }
 
 impl LatencyWindow {
-    pub fn record(&self, elapsed: Duration) {
+    pub(crate) fn record(&self, elapsed: Duration) {
         let now = Instant::now();
         let mut s = self.samples.lock().expect("latency lock");
         if s.len() >= MAX_SAMPLES {
@@ -45,7 +45,7 @@ impl LatencyWindow {
     }
 
     /// `(p50, p99, samples)` in ms over the window; `None` without samples.
-    pub fn percentiles(&self) -> Option<(f64, f64, usize)> {
+    pub(crate) fn percentiles(&self) -> Option<(f64, f64, usize)> {
         let mut s = self.samples.lock().expect("latency lock");
         prune(&mut s, Instant::now());
         if s.is_empty() {
@@ -101,7 +101,7 @@ struct Incidents {
 
 /// The guard's counters for one runtime.
 #[derive(Default)]
-pub struct GuardStats {
+pub(crate) struct GuardStats {
     invalid_lock_acks: AtomicU64,
     work_lock_lost_acks: AtomicU64,
     poison: AtomicU64,
@@ -119,19 +119,12 @@ impl GuardStats {
         self.incidents.lock().expect("incidents lock")
     }
 
-    /// An orchestration ack failed with "Invalid lock token"; returns how many
-    /// times that instance lost its lock within `window`.
-    pub fn invalid_lock_ack(
-        &self,
-        instance: Option<&str>,
-        attempt: u32,
-        window: Duration,
-    ) -> usize {
+    /// An orchestration ack failed with "Invalid lock token".
+    pub(crate) fn invalid_lock_ack(&self, instance: &str, attempt: u32, window: Duration) {
         self.invalid_lock_acks.fetch_add(1, Ordering::Relaxed);
         let now = Instant::now();
         let mut inc = self.incidents();
         inc.invalid_lock.push(now);
-        let Some(instance) = instance else { return 1 };
         if !inc.losses.contains_key(instance) && inc.losses.len() >= MAX_TRACKED_INSTANCES {
             let oldest = inc
                 .losses
@@ -151,12 +144,11 @@ impl GuardStats {
         while matches!(times.front(), Some(t) if now.duration_since(*t) > window) {
             times.pop_front();
         }
-        times.len()
     }
 
     /// Instances with at least `threshold` lock losses within `window`, with
     /// their loss count and last attempt count.
-    pub fn sustained_lock_losses(
+    pub(crate) fn sustained_lock_losses(
         &self,
         threshold: usize,
         window: Duration,
@@ -176,27 +168,27 @@ impl GuardStats {
             .collect()
     }
 
-    pub fn work_lock_lost_ack(&self) {
+    pub(crate) fn work_lock_lost_ack(&self) {
         self.work_lock_lost_acks.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn poison(&self) {
+    pub(crate) fn poison(&self) {
         self.poison.fetch_add(1, Ordering::Relaxed);
         self.incidents().poison.push(Instant::now());
     }
 
-    pub fn deadlock(&self) {
+    pub(crate) fn deadlock(&self) {
         self.deadlocks.fetch_add(1, Ordering::Relaxed);
         self.incidents().deadlock.push(Instant::now());
     }
 
-    pub fn orphaned_lock_released(&self) {
+    pub(crate) fn orphaned_lock_released(&self) {
         self.orphaned_locks_released.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The watchdog saw the livelock signature on `instance` (again).
     /// `first` says whether this is the first sighting, which counts.
-    pub fn livelock_seen(&self, instance: &str, attempt: u32, first: bool) {
+    pub(crate) fn livelock_seen(&self, instance: &str, attempt: u32, first: bool) {
         if first {
             self.livelocks.fetch_add(1, Ordering::Relaxed);
         }
@@ -206,7 +198,7 @@ impl GuardStats {
     }
 
     /// `m` with the guard's counters (the fields after `provider_errors`) filled in.
-    pub fn apply(&self, m: RuntimeMetrics) -> RuntimeMetrics {
+    pub(crate) fn apply(&self, m: RuntimeMetrics) -> RuntimeMetrics {
         let orch = self.orch_fetch.percentiles();
         let wait = self.orch_fetch_wait.percentiles();
         let work = self.work_fetch.percentiles();
@@ -230,7 +222,7 @@ impl GuardStats {
     }
 
     /// Why the runtime is degraded, from what happened within [`HEALTH_WINDOW`].
-    pub fn degraded_reasons(&self) -> Vec<String> {
+    pub(crate) fn degraded_reasons(&self) -> Vec<String> {
         let now = Instant::now();
         let mut reasons = Vec::new();
         let secs = HEALTH_WINDOW.as_secs();
@@ -293,7 +285,7 @@ pub struct RuntimeHealth {
 }
 
 impl RuntimeHealth {
-    pub fn from_reasons(reasons: Vec<String>) -> Self {
+    pub(crate) fn from_reasons(reasons: Vec<String>) -> Self {
         let status = if reasons.is_empty() {
             HealthStatus::Ok
         } else {
@@ -324,9 +316,9 @@ mod tests {
     fn lock_losses_are_counted_per_instance() {
         let s = GuardStats::default();
         let w = Duration::from_secs(60);
-        assert_eq!(s.invalid_lock_ack(Some("a"), 1, w), 1);
-        assert_eq!(s.invalid_lock_ack(Some("a"), 2, w), 2);
-        assert_eq!(s.invalid_lock_ack(Some("b"), 1, w), 1);
+        s.invalid_lock_ack("a", 1, w);
+        s.invalid_lock_ack("a", 2, w);
+        s.invalid_lock_ack("b", 1, w);
         let sustained = s.sustained_lock_losses(2, w);
         assert_eq!(sustained, vec![("a".to_string(), 2, 2)]);
         assert_eq!(

@@ -11,8 +11,9 @@ use duroxide::providers::sqlite::SqliteProvider;
 use duroxide::providers::Provider;
 use duroxide::Client;
 
-use super::GuardedProvider;
+use super::Guard;
 use crate::options::{parse_runtime_options, ParsedOptions};
+use crate::providers::Backend;
 
 const LEASE: Duration = Duration::from_secs(60);
 const NO_WAIT: Duration = Duration::ZERO;
@@ -85,15 +86,15 @@ async fn is_locked(store: &Arc<dyn Provider>) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abandon_dropped_unpolled_still_releases_the_lock() {
     let (store, _db) = store_with_one_start().await;
-    let guard = GuardedProvider::new(store.clone(), &options());
-    let (_, token, _) = guard
+    let (_guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
+    let (_, token, _) = stack
         .fetch_orchestration_item(LEASE, NO_WAIT, None)
         .await
         .unwrap()
         .expect("the start is fetchable");
     assert!(is_locked(&store).await);
 
-    drop(guard.abandon_orchestration_item(&token, None, false));
+    drop(stack.abandon_orchestration_item(&token, None, false));
 
     assert_eq!(refetch(&store).await, Some(("i1".to_string(), 2)));
 }
@@ -118,8 +119,8 @@ async fn without_the_guard_a_dropped_abandon_leaves_the_lock_held() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_dropped_through_the_runtime_wrapper_is_released_at_the_next_fetch() {
     let (store, _db) = store_with_one_start().await;
-    let guard = GuardedProvider::new(store.clone(), &options());
-    let outer: Arc<dyn Provider> = Arc::new(InstrumentedProvider::new(guard.clone(), None));
+    let (guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
+    let outer: Arc<dyn Provider> = Arc::new(InstrumentedProvider::new(stack.clone(), None));
     let probe = store.clone();
     // One task plays one dispatcher worker, as in the runtime.
     tokio::spawn(async move {
@@ -158,7 +159,7 @@ async fn a_lock_dropped_through_the_runtime_wrapper_is_released_at_the_next_fetc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attempt() {
     let (store, _db) = store_with_one_start().await;
-    let guard = GuardedProvider::new(store.clone(), &options());
+    let (_guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
     // Polled once (which starts the store call), then dropped, as the
     // dispatcher drops its fetch when the runtime shuts down. On a loaded
     // machine the store call may finish within that one poll; then the item
@@ -167,7 +168,7 @@ async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attem
     for _ in 0..20 {
         let polled_once = tokio::time::timeout(
             Duration::ZERO,
-            guard.fetch_orchestration_item(LEASE, NO_WAIT, None),
+            stack.fetch_orchestration_item(LEASE, NO_WAIT, None),
         )
         .await;
         match polled_once {
@@ -177,7 +178,7 @@ async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attem
             }
             Ok(fetched) => {
                 let (_, token, _) = fetched.unwrap().expect("nothing else holds i1");
-                guard
+                stack
                     .abandon_orchestration_item(&token, None, true)
                     .await
                     .unwrap();
@@ -191,8 +192,8 @@ async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attem
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_releases_locks_still_held() {
     let (store, _db) = store_with_one_start().await;
-    let guard = GuardedProvider::new(store.clone(), &options());
-    guard
+    let (guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
+    stack
         .fetch_orchestration_item(LEASE, NO_WAIT, None)
         .await
         .unwrap()

@@ -17,9 +17,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::events::RuntimeEventType;
-use super::{pg, GuardedProvider, Queue, LOSS_THRESHOLD, LOSS_WINDOW};
+use super::{pg, Guard, Queue, LOSS_THRESHOLD, LOSS_WINDOW};
 
-pub struct Watchdog {
+pub(crate) struct Watchdog {
     cancel: CancellationToken,
     task: JoinHandle<()>,
 }
@@ -27,10 +27,10 @@ pub struct Watchdog {
 impl Watchdog {
     /// Holds the guard weakly: the guard owns the watchdog, and a runtime
     /// dropped without shutdown must not be kept alive by its own watchdog.
-    pub fn start(guard: &Arc<GuardedProvider>, interval: Duration) -> Self {
+    pub(crate) fn start(guard: &Arc<Guard>, interval: Duration) -> Self {
         let cancel = CancellationToken::new();
         let stop = cancel.clone();
-        let postgres = pg::postgres_of(guard.inner());
+        let postgres = guard.postgres.clone();
         let guard = Arc::downgrade(guard);
         let task = tokio::spawn(async move {
             let mut ticker = tokio::time::interval(interval);
@@ -51,7 +51,7 @@ impl Watchdog {
         Self { cancel, task }
     }
 
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.cancel.cancel();
         let _ = self.task.await;
     }
@@ -69,8 +69,8 @@ const LOCK_LOSS_CAUSE: &str =
     synchronous work in an orchestration), a blocked event loop, or fetch/ack queueing on Postgres";
 
 /// One pass; reports each instance at most once per runtime.
-pub async fn check(guard: &GuardedProvider, postgres: Option<&(sqlx::PgPool, String)>) {
-    let threshold = guard.max_attempts().saturating_add(1);
+async fn check(guard: &Guard, postgres: Option<&(sqlx::PgPool, String)>) {
+    let threshold = guard.max_attempts.saturating_add(1);
     let mut seen: Vec<(String, u32, Queue, &str)> = guard
         .take_over_attempts()
         .into_iter()
@@ -88,16 +88,16 @@ pub async fn check(guard: &GuardedProvider, postgres: Option<&(sqlx::PgPool, Str
         }
     }
     for (instance, _losses, attempt) in guard
-        .stats()
+        .stats
         .sustained_lock_losses(LOSS_THRESHOLD, LOSS_WINDOW)
     {
         seen.push((instance, attempt, Queue::Orchestrator, LOCK_LOSS_CAUSE));
     }
     for (instance, attempt, queue, cause) in seen {
         let first = guard
-            .events()
+            .events
             .first_time(RuntimeEventType::Livelock, &instance);
-        guard.stats().livelock_seen(&instance, attempt, first);
+        guard.stats.livelock_seen(&instance, attempt, first);
         if first {
             guard.emit(
                 RuntimeEventType::Livelock,

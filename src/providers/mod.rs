@@ -1,32 +1,65 @@
 //! Storage providers. `NativeProvider` is the one native handle JS holds for
 //! any backend; `sqlite.rs` and `postgres.rs` are its constructors.
+//!
+//! - `layer.rs`: the provider stack, one forwarding of duroxide's traits.
+//! - `call_policy.rs`: how a call through a layer runs (deadline, retries).
+//! - `pg_retry.rs`, `sqlite_retry.rs`: the retry layer each store gets.
+//! - `wakeup.rs`: long polling and wake-ups, over the retry layer.
+//!
+//! A provider's stack, top to bottom: wake-ups, retries, the store. A runtime
+//! adds its guard on top (`guard/`), a client its call deadline
+//! (`client/bounded.rs`).
 
-pub mod call_policy;
-pub mod decorator;
-pub mod pg_retry;
-pub mod postgres;
-pub mod sqlite;
-pub mod sqlite_retry;
+pub(crate) mod call_policy;
+pub(crate) mod layer;
+mod pg_retry;
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+mod sqlite_retry;
+pub(crate) mod wakeup;
 
 use std::sync::Arc;
 
 use duroxide::providers::Provider;
 use napi_derive::napi;
+use sqlx::PgPool;
+
+/// What the store under the stack is, captured when it connected, for code
+/// that needs more than the `Provider` trait (the guard's own queries).
+#[derive(Clone)]
+pub(crate) enum Backend {
+    Sqlite,
+    Postgres { pool: PgPool, schema: String },
+}
+
+impl Backend {
+    /// The pool and schema of a Postgres store.
+    pub(crate) fn postgres(&self) -> Option<(PgPool, String)> {
+        match self {
+            Backend::Sqlite => None,
+            Backend::Postgres { pool, schema } => Some((pool.clone(), schema.clone())),
+        }
+    }
+}
 
 /// A connected storage backend, shareable by any number of runtimes and clients.
 #[napi]
 pub struct NativeProvider {
     inner: Arc<dyn Provider>,
-    kind: &'static str,
+    backend: Backend,
 }
 
 impl NativeProvider {
-    pub(crate) fn new(inner: Arc<dyn Provider>, kind: &'static str) -> Self {
-        Self { inner, kind }
+    pub(crate) fn new(inner: Arc<dyn Provider>, backend: Backend) -> Self {
+        Self { inner, backend }
     }
 
     pub(crate) fn provider(&self) -> Arc<dyn Provider> {
         self.inner.clone()
+    }
+
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.backend
     }
 }
 
@@ -35,6 +68,10 @@ impl NativeProvider {
     /// `'sqlite'` or `'postgres'`.
     #[napi(getter)]
     pub fn kind(&self) -> String {
-        self.kind.to_string()
+        match self.backend {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres { .. } => "postgres",
+        }
+        .to_string()
     }
 }

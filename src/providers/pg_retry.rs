@@ -22,40 +22,28 @@ use std::time::Duration;
 use duroxide::providers::{Provider, ProviderError};
 
 use super::call_policy::{backoff, CallPolicy};
-use super::decorator::Decorated;
+use super::layer::{Policy, Stacked};
+use crate::provider_errors::ProviderFault;
 
-pub const BUDGET: Duration = Duration::from_secs(10);
+const BUDGET: Duration = Duration::from_secs(10);
 const FIRST_PAUSE: Duration = Duration::from_millis(20);
 const MAX_PAUSE: Duration = Duration::from_millis(500);
 
-/// Messages of SQLSTATE 57P01, 57P02 and 57P03 as Postgres words them.
-const TERMINATED: &[&str] = &[
-    "terminating connection due to administrator command",
-    "terminating connection because of crash of another server process",
-    "terminating connection due to unexpected postmaster exit",
-    "the database system is shutting down",
-    "the database system is starting up",
-    "the database system is in recovery mode",
-];
-
-pub fn is_terminated(err: &ProviderError) -> bool {
-    TERMINATED.iter().any(|m| err.message.contains(m))
-}
-
 #[derive(Default)]
-pub struct TerminatedRetry {
+pub(crate) struct TerminatedRetry {
     retries: AtomicU64,
 }
 
+#[cfg(test)]
 impl TerminatedRetry {
-    pub fn retries(&self) -> u64 {
+    fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
     }
 }
 
 impl CallPolicy for TerminatedRetry {
     fn is_transient(&self, err: &ProviderError) -> bool {
-        is_terminated(err)
+        ProviderFault::is(err, ProviderFault::Terminated)
     }
 
     fn budget(&self) -> Duration {
@@ -81,8 +69,8 @@ impl CallPolicy for TerminatedRetry {
 }
 
 /// Wraps a Postgres store so that calls cut off by a terminated session run again.
-pub fn with_terminated_retry(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
-    Arc::new(Decorated::new(inner, TerminatedRetry::default()))
+pub(crate) fn with_terminated_retry(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
+    Stacked::over(Policy(TerminatedRetry::default()), inner)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use duroxide_pg::{EntraAuthOptions, MigrationPolicy, PostgresProvider, ProviderConfig};
 use napi_derive::napi;
 
-use super::NativeProvider;
+use super::{Backend, NativeProvider};
 use crate::errors::{BridgeError, BridgeResult, Settled};
 
 /// Options of the URL constructors (`connect`, `connectWithSchema`).
@@ -135,7 +135,7 @@ async fn preflight(database_url: &str, pool_size: u32) -> BridgeResult<Option<Ca
 
 const SIZING_HINT: &str = "Every process, runtime and client sharing this server needs \
      connections: use one provider per process and size maxConnections so that \
-     processes x maxConnections stays below max_connections (docs/operations.md, \
+     processes x (maxConnections + 1) stays below max_connections (docs/operations.md, \
      \"Fleet sizing\")";
 
 /// The server's message when it refused a connection for lack of slots
@@ -211,6 +211,16 @@ async fn explain_pool_timeout(
     ))
 }
 
+/// The store under its retry layer, with its pool and schema captured.
+fn stacked(provider: PostgresProvider) -> NativeProvider {
+    let backend = Backend::Postgres {
+        pool: provider.pool().clone(),
+        schema: provider.schema_name().to_string(),
+    };
+    let retried = super::pg_retry::with_terminated_retry(Arc::new(provider));
+    NativeProvider::new(super::wakeup::with_wakeups(retried, &backend), backend)
+}
+
 /// Connects with a `postgres://` URL; `schema` defaults to `public`.
 pub(crate) async fn connect_postgres(
     database_url: String,
@@ -263,10 +273,7 @@ pub(crate) async fn connect_postgres(
         }
         Err(e) => return Err(provider_error(&what, e)),
     };
-    Ok(NativeProvider::new(
-        super::pg_retry::with_terminated_retry(Arc::new(provider)),
-        "postgres",
-    ))
+    Ok(stacked(provider))
 }
 
 /// duroxide-pg's URL pool size: `DUROXIDE_PG_POOL_MAX`, else 10.
@@ -336,10 +343,7 @@ pub(crate) async fn connect_postgres_entra(
         .map_err(|e| {
             provider_error(&format!("cannot connect to {host}:{port} with Entra ID"), e)
         })?;
-    Ok(NativeProvider::new(
-        super::pg_retry::with_terminated_retry(Arc::new(provider)),
-        "postgres",
-    ))
+    Ok(stacked(provider))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use duroxide::providers::sqlite::SqliteProvider;
 use napi_derive::napi;
 
-use super::NativeProvider;
+use super::{Backend, NativeProvider};
 use crate::errors::{BridgeError, BridgeResult, Settled};
 
 /// Turns a `sqlite:` URL into a file path: `sqlite:./app.db`, `sqlite:///tmp/x.db`
@@ -32,6 +32,13 @@ pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
     Ok(path.to_string())
 }
 
+/// The store under its retry and wake-up layers.
+fn stacked(provider: SqliteProvider) -> NativeProvider {
+    let retried = super::sqlite_retry::with_busy_retry(Arc::new(provider));
+    let backend = Backend::Sqlite;
+    NativeProvider::new(super::wakeup::with_wakeups(retried, &backend), backend)
+}
+
 /// Opens (creating if missing) the SQLite file named by a `sqlite:` URL.
 pub(crate) async fn open_sqlite(url: String) -> BridgeResult<NativeProvider> {
     let path = sqlite_path(&url)?;
@@ -53,10 +60,7 @@ pub(crate) async fn open_sqlite(url: String) -> BridgeResult<NativeProvider> {
     let provider = SqliteProvider::new(&format!("sqlite:{path}"), None)
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot open '{url}': {e}")))?;
-    Ok(NativeProvider::new(
-        super::sqlite_retry::with_busy_retry(Arc::new(provider)),
-        "sqlite",
-    ))
+    Ok(stacked(provider))
 }
 
 /// A private in-memory SQLite database; gone when the last holder drops it.
@@ -64,10 +68,7 @@ pub(crate) async fn sqlite_in_memory() -> BridgeResult<NativeProvider> {
     let provider = SqliteProvider::new_in_memory()
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot create in-memory database: {e}")))?;
-    Ok(NativeProvider::new(
-        super::sqlite_retry::with_busy_retry(Arc::new(provider)),
-        "sqlite",
-    ))
+    Ok(stacked(provider))
 }
 
 #[cfg(test)]

@@ -22,38 +22,32 @@ use std::time::Duration;
 use duroxide::providers::{Provider, ProviderError};
 
 use super::call_policy::{backoff, CallPolicy};
-use super::decorator::Decorated;
+use super::layer::{Policy, Stacked};
+use crate::provider_errors::ProviderFault;
 
 /// How long one call keeps retrying busy errors before the runtime sees one.
-pub const BUDGET: Duration = Duration::from_secs(5);
+const BUDGET: Duration = Duration::from_secs(5);
 const FIRST_PAUSE: Duration = Duration::from_millis(2);
 const MAX_PAUSE: Duration = Duration::from_millis(50);
 
-/// SQLITE_BUSY and its extended codes, as the provider reports them.
-pub fn is_busy(err: &ProviderError) -> bool {
-    err.is_retryable()
-        && (err.message.contains("database is locked")
-            || err.message.contains("SQLITE_BUSY")
-            || err.message.contains("database table is locked"))
-}
-
 #[derive(Default)]
-pub struct BusyRetry {
+pub(crate) struct BusyRetry {
     /// Retries made, for tests and diagnostics.
     retries: AtomicU64,
     /// Cheap jitter source, so colliding callers do not retry in lockstep.
     seed: AtomicU64,
 }
 
+#[cfg(test)]
 impl BusyRetry {
-    pub fn retries(&self) -> u64 {
+    fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
     }
 }
 
 impl CallPolicy for BusyRetry {
     fn is_transient(&self, err: &ProviderError) -> bool {
-        is_busy(err)
+        ProviderFault::is(err, ProviderFault::SqliteBusy)
     }
 
     fn budget(&self) -> Duration {
@@ -86,8 +80,8 @@ impl CallPolicy for BusyRetry {
 }
 
 /// Wraps a SQLite store so that busy errors are retried.
-pub fn with_busy_retry(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
-    Arc::new(Decorated::new(inner, BusyRetry::default()))
+pub(crate) fn with_busy_retry(inner: Arc<dyn Provider>) -> Arc<dyn Provider> {
+    Stacked::over(Policy(BusyRetry::default()), inner)
 }
 
 #[cfg(test)]
@@ -131,8 +125,6 @@ mod tests {
         .await;
         assert!(r.is_err());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
-        assert!(!is_busy(&ProviderError::retryable("x", "connection reset")));
-        assert!(is_busy(&busy()));
     }
 
     #[test]

@@ -1,0 +1,405 @@
+//! The wake-up layer: an idle dispatcher waits in its fetch instead of
+//! polling the store.
+//!
+//! duroxide's dispatchers pass `dispatcherLongPollTimeoutMs` as the fetch's
+//! `poll_timeout` and fetch again at once after a fetch that took longer than
+//! `dispatcherPollIntervalMs`; neither store waits (both ignore
+//! `poll_timeout`), so an idle runtime polls every `dispatcherPollIntervalMs`
+//! per dispatcher slot. Here a fetch that finds nothing waits, up to
+//! `poll_timeout`, for one of:
+//! - a wake-up of its queue: an enqueue, ack or abandon through this provider
+//!   (clients and runtimes of this process), or, on Postgres, a notification
+//!   from another process (`wakeup/listen.rs`: one LISTEN connection per
+//!   provider);
+//! - the due time of a message that becomes visible later (a timer, a delayed
+//!   abandon), learned from this process's acks or from a notification;
+//! - the fallback tick ([`FALLBACK`]): notifications can be lost (the listen
+//!   connection drops, another process crashes after committing, a lease
+//!   expires), so the store is looked at again at least this often. A lost
+//!   notification costs latency, never work.
+//!
+//! `DUROXIDE_NODE_WAKEUP` (read when the provider connects) switches it, for
+//! tests and comparisons: `on` (default), `local` (no LISTEN/NOTIFY: a
+//! Postgres process then behaves as one on SQLite, and learns of other
+//! processes' work from the fallback tick only), `off` (no layer: plain
+//! polling every `dispatcherPollIntervalMs`).
+//! `DUROXIDE_NODE_WAKEUP_FALLBACK_MS` sets the fallback tick.
+
+mod listen;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use duroxide::providers::{
+    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderError,
+    ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
+};
+use duroxide::Event;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::layer::{Layer, Stacked};
+use super::Backend;
+
+/// How often a waiting fetch looks at the store even without a wake-up.
+pub(crate) const FALLBACK: Duration = Duration::from_secs(1);
+/// Due times remembered per queue; later ones are found by the fallback tick.
+const MAX_DUE: usize = 4096;
+
+tokio::task_local! {
+    /// Set by a caller that can give up on a fetch (the guard, when the
+    /// dispatcher dropped it): a waiting fetch then returns empty at once. The
+    /// store call itself is never cut short, so no lock is taken and lost.
+    pub(crate) static GIVE_UP: CancellationToken;
+}
+
+/// Which queue a wake-up is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Queue {
+    Orchestrator,
+    Worker,
+}
+
+/// Waiters of one queue and the due times of its delayed messages.
+#[derive(Default)]
+struct Signal {
+    notify: Notify,
+    due: Mutex<BTreeSet<Instant>>,
+}
+
+impl Signal {
+    fn wake(&self) {
+        self.notify.notify_waiters();
+    }
+
+    fn due_at(&self, at: Instant) {
+        let mut due = self.due.lock().expect("due times");
+        due.insert(at);
+        if due.len() > MAX_DUE {
+            due.pop_last();
+        }
+        drop(due);
+        // Waiters recompute their deadline.
+        self.notify.notify_waiters();
+    }
+
+    /// The earliest due time still ahead; passed ones are forgotten (the
+    /// fetch that follows finds their messages).
+    fn next_due(&self, now: Instant) -> Option<Instant> {
+        let mut due = self.due.lock().expect("due times");
+        while matches!(due.first(), Some(t) if *t <= now) {
+            due.pop_first();
+        }
+        due.first().copied()
+    }
+}
+
+/// The shared state of the layer; the listen task holds it weakly.
+pub(crate) struct Wakeups {
+    orchestrator: Signal,
+    worker: Signal,
+    fallback: Duration,
+}
+
+impl Wakeups {
+    fn signal(&self, queue: Queue) -> &Signal {
+        match queue {
+            Queue::Orchestrator => &self.orchestrator,
+            Queue::Worker => &self.worker,
+        }
+    }
+
+    /// A wake-up from this process or another.
+    pub(crate) fn wake(&self, queue: Queue) {
+        self.signal(queue).wake();
+    }
+
+    /// A message of `queue` becomes visible at epoch ms `at_ms`.
+    pub(crate) fn due_at_epoch_ms(&self, queue: Queue, at_ms: u64) {
+        self.signal(queue).due_at(instant_of(at_ms));
+    }
+
+    /// Runs `fetch` (a store fetch that does not wait) until it finds
+    /// something, `poll_timeout` passed, or the caller gave up.
+    async fn long_poll<T, F, Fut>(
+        &self,
+        queue: Queue,
+        poll_timeout: Duration,
+        fetch: F,
+    ) -> Result<Option<T>, ProviderError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<Option<T>, ProviderError>>,
+    {
+        let end = Instant::now() + poll_timeout;
+        let give_up = GIVE_UP.try_with(CancellationToken::clone).ok();
+        let signal = self.signal(queue);
+        loop {
+            // Registered before the fetch, so a wake-up during it is not missed.
+            let woken = signal.notify.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            match fetch().await {
+                Ok(None) => {}
+                other => return other,
+            }
+            let now = Instant::now();
+            if now >= end {
+                return Ok(None);
+            }
+            let mut until = end.min(now + self.fallback);
+            if let Some(due) = signal.next_due(now) {
+                until = until.min(due);
+            }
+            let given_up = async {
+                match &give_up {
+                    Some(t) => t.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = &mut woken => {}
+                _ = tokio::time::sleep_until(until.into()) => {}
+                _ = given_up => return Ok(None),
+            }
+        }
+    }
+}
+
+fn epoch_ms_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn instant_of(epoch_ms: u64) -> Instant {
+    Instant::now() + Duration::from_millis(epoch_ms.saturating_sub(epoch_ms_now()))
+}
+
+/// The wake-up layer of one provider.
+pub(crate) struct Wakeup {
+    shared: Arc<Wakeups>,
+    /// Postgres: tells other processes; `None` on SQLite.
+    announce: Option<listen::Announcer>,
+    /// Postgres: hears other processes, from the first fetch on.
+    listening: Option<listen::Listening>,
+}
+
+impl Wakeup {
+    fn fetching(&self) {
+        if let Some(l) = &self.listening {
+            l.ensure_started(&self.shared);
+        }
+    }
+
+    fn wake(&self, queue: Queue) {
+        self.shared.wake(queue);
+        if let Some(a) = &self.announce {
+            a.announce(queue, None);
+        }
+    }
+
+    fn due_in(&self, queue: Queue, delay: Duration) {
+        let at_ms = epoch_ms_now().saturating_add(delay.as_millis() as u64);
+        self.due(queue, at_ms);
+    }
+
+    fn due(&self, queue: Queue, at_ms: u64) {
+        self.shared.due_at_epoch_ms(queue, at_ms);
+        if let Some(a) = &self.announce {
+            a.announce(queue, Some(at_ms));
+        }
+    }
+
+    /// What an orchestrator-queue message becomes visible: now, or at its timer.
+    fn enqueued_for_orchestrator(&self, item: &WorkItem, delay: Option<Duration>) {
+        match (item, delay) {
+            (WorkItem::TimerFired { fire_at_ms, .. }, _) if *fire_at_ms > epoch_ms_now() => {
+                self.due(Queue::Orchestrator, *fire_at_ms)
+            }
+            (_, Some(d)) if !d.is_zero() => self.due_in(Queue::Orchestrator, d),
+            _ => self.wake(Queue::Orchestrator),
+        }
+    }
+}
+
+/// `next` under the wake-up layer, as `DUROXIDE_NODE_WAKEUP` says.
+pub(crate) fn with_wakeups(next: Arc<dyn Provider>, backend: &Backend) -> Arc<dyn Provider> {
+    let across_processes = match std::env::var("DUROXIDE_NODE_WAKEUP").as_deref() {
+        Ok("off") => return next,
+        Ok("local") => false,
+        _ => true,
+    };
+    let fallback = std::env::var("DUROXIDE_NODE_WAKEUP_FALLBACK_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(FALLBACK, Duration::from_millis);
+    let shared = Arc::new(Wakeups {
+        orchestrator: Signal::default(),
+        worker: Signal::default(),
+        fallback,
+    });
+    let (announce, listening) = match backend {
+        Backend::Postgres { pool, schema } if across_processes => {
+            let (a, l) = listen::start(pool.clone(), schema);
+            (Some(a), Some(l))
+        }
+        _ => (None, None),
+    };
+    Stacked::over(
+        Wakeup {
+            shared,
+            announce,
+            listening,
+        },
+        next,
+    )
+}
+
+#[async_trait]
+impl Layer for Wakeup {
+    async fn fetch_orchestration_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_timeout: Duration,
+        poll_timeout: Duration,
+        filter: Option<&DispatcherCapabilityFilter>,
+    ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
+        self.fetching();
+        self.shared
+            .long_poll(Queue::Orchestrator, poll_timeout, || {
+                next.fetch_orchestration_item(lock_timeout, Duration::ZERO, filter)
+            })
+            .await
+    }
+
+    async fn fetch_work_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_timeout: Duration,
+        poll_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        tag_filter: &TagFilter,
+    ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
+        self.fetching();
+        self.shared
+            .long_poll(Queue::Worker, poll_timeout, || {
+                next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter)
+            })
+            .await
+    }
+
+    async fn ack_orchestration_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_token: &str,
+        execution_id: u64,
+        history_delta: Vec<Event>,
+        worker_items: Vec<WorkItem>,
+        orchestrator_items: Vec<WorkItem>,
+        metadata: ExecutionMetadata,
+        cancelled_activities: Vec<ScheduledActivityIdentifier>,
+    ) -> Result<(), ProviderError> {
+        let work = !worker_items.is_empty();
+        let timers: Vec<u64> = orchestrator_items
+            .iter()
+            .filter_map(|i| match i {
+                WorkItem::TimerFired { fire_at_ms, .. } => Some(*fire_at_ms),
+                _ => None,
+            })
+            .collect();
+        next.ack_orchestration_item(
+            lock_token,
+            execution_id,
+            history_delta,
+            worker_items,
+            orchestrator_items,
+            metadata,
+            cancelled_activities,
+        )
+        .await?;
+        if work {
+            self.wake(Queue::Worker);
+        }
+        // Always: releasing the instance's lock makes messages that arrived
+        // during the turn fetchable.
+        self.wake(Queue::Orchestrator);
+        let now = epoch_ms_now();
+        if let Some(at) = timers.into_iter().filter(|t| *t > now).min() {
+            self.due(Queue::Orchestrator, at);
+        }
+        Ok(())
+    }
+
+    async fn ack_work_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        token: &str,
+        completion: Option<WorkItem>,
+    ) -> Result<(), ProviderError> {
+        let completes = completion.is_some();
+        next.ack_work_item(token, completion).await?;
+        if completes {
+            self.wake(Queue::Orchestrator);
+        }
+        Ok(())
+    }
+
+    async fn enqueue_for_orchestrator(
+        &self,
+        next: &Arc<dyn Provider>,
+        item: WorkItem,
+        delay: Option<Duration>,
+    ) -> Result<(), ProviderError> {
+        let visible = item.clone();
+        next.enqueue_for_orchestrator(item, delay).await?;
+        self.enqueued_for_orchestrator(&visible, delay);
+        Ok(())
+    }
+
+    async fn enqueue_for_worker(
+        &self,
+        next: &Arc<dyn Provider>,
+        item: WorkItem,
+    ) -> Result<(), ProviderError> {
+        next.enqueue_for_worker(item).await?;
+        self.wake(Queue::Worker);
+        Ok(())
+    }
+
+    async fn abandon_orchestration_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_token: &str,
+        delay: Option<Duration>,
+        ignore_attempt: bool,
+    ) -> Result<(), ProviderError> {
+        next.abandon_orchestration_item(lock_token, delay, ignore_attempt)
+            .await?;
+        match delay {
+            Some(d) if !d.is_zero() => self.due_in(Queue::Orchestrator, d),
+            _ => self.wake(Queue::Orchestrator),
+        }
+        Ok(())
+    }
+
+    async fn abandon_work_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_token: &str,
+        delay: Option<Duration>,
+        ignore_attempt: bool,
+    ) -> Result<(), ProviderError> {
+        next.abandon_work_item(lock_token, delay, ignore_attempt)
+            .await?;
+        match delay {
+            Some(d) if !d.is_zero() => self.due_in(Queue::Worker, d),
+            _ => self.wake(Queue::Worker),
+        }
+        Ok(())
+    }
+}
