@@ -149,3 +149,32 @@ test('on() and off() check their arguments, and a removed listener is not called
   await eventually(() => kept.length === 1, { timeoutMs: 20000, what: 'a lockLost event' })
   assert.equal(removed.length, 0)
 })
+
+// Regression: the activity that lost a race finished after its orchestration
+// had removed its row, and the guard reported that expected ack failure as a
+// lost lock (a WARN line and a lockLost event per race).
+test('the late ack of a cancelled race loser is not a lost lock', async (t) => {
+  const store = await sqliteFile(t)
+  let finished = 0
+  const rt = await startRuntime(t, store.provider, (rt) => {
+    rt.registerActivity('Slow', async () => {
+      await new Promise((r) => setTimeout(r, 300))
+      finished += 1
+      return 'too late'
+    })
+    rt.registerOrchestration('Race', function* (ctx) {
+      return yield ctx.race(ctx.scheduleActivity('Slow'), ctx.scheduleTimer(10))
+    })
+  })
+  const got = collect(rt, ['lockLost'])
+  const client = new Client(store.provider)
+  const id = uniqueName('race')
+  await client.startOrchestration(id, 'Race')
+  assert.deepEqual((await client.waitForOrchestration(id, 20000)).output, { index: 1, value: null })
+  // duroxide counts the refused ack of the finished loser as an infrastructure error.
+  await eventually(() => finished === 1 && rt.metricsSnapshot().activityInfraErrors === 1, {
+    what: 'the loser to finish and its ack to be refused',
+  })
+  assert.equal(rt.metricsSnapshot().workLockLostAcks, 0)
+  assert.deepEqual(got, [])
+})

@@ -150,6 +150,7 @@ impl Layer for Guard {
     ) -> Result<(), ProviderError> {
         let poison = poison_in(&history_delta);
         let instance = history_delta.first().map(|e| e.instance_id.clone());
+        self.cancelled.note(&cancelled_activities);
         let r = next
             .ack_orchestration_item(
                 lock_token,
@@ -227,23 +228,44 @@ impl Layer for Guard {
         token: &str,
         completion: Option<WorkItem>,
     ) -> Result<(), ProviderError> {
-        let (instance, poison) = match &completion {
-            Some(WorkItem::ActivityCompleted { instance, .. }) => (Some(instance.clone()), None),
+        let (activity, poison) = match &completion {
+            Some(WorkItem::ActivityCompleted {
+                instance,
+                execution_id,
+                id,
+                ..
+            }) => (Some((instance.clone(), *execution_id, *id)), None),
             Some(WorkItem::ActivityFailed {
-                instance, details, ..
-            }) => (Some(instance.clone()), poison_of(details)),
+                instance,
+                execution_id,
+                id,
+                details,
+            }) => (
+                Some((instance.clone(), *execution_id, *id)),
+                poison_of(details),
+            ),
             _ => (None, None),
         };
         let r = next.ack_work_item(token, completion).await;
-        match (&r, instance) {
-            (Ok(()), Some(instance)) => {
+        match (&r, activity) {
+            (Ok(()), Some((instance, ..))) => {
                 if let Some(attempt) = poison {
                     self.poisoned(&instance, Queue::Worker, attempt);
                 }
             }
-            (Err(e), Some(instance)) if ProviderFault::work_lock_gone(e) => {
-                self.stats.work_lock_lost_ack();
-                self.lock_lost(&instance, Queue::Worker, None);
+            (Err(e), Some((instance, execution, id))) if ProviderFault::work_lock_gone(e) => {
+                if self.cancelled.take(&instance, execution, id) {
+                    tracing::debug!(
+                        target: "duroxide_node::guard",
+                        instance_id = %instance,
+                        activity_id = id,
+                        "the result of a cancelled activity was discarded (it lost a race, or \
+                         its orchestration ended while it ran)"
+                    );
+                } else {
+                    self.stats.work_lock_lost_ack();
+                    self.lock_lost(&instance, Queue::Worker, None);
+                }
             }
             _ => {}
         }

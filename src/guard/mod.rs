@@ -19,6 +19,7 @@
 //! once instead of at lease expiry) and both abandons (so an abandon whose
 //! future is dropped unpolled still runs).
 
+mod cancelled;
 pub(crate) mod events;
 mod fetch_gate;
 mod layer;
@@ -76,6 +77,7 @@ pub(crate) struct Guard {
     orch_gate: FetchGate,
     work_gate: FetchGate,
     locks: LockTracker,
+    cancelled: cancelled::CancelledActivities,
     stats: Arc<GuardStats>,
     events: GuardEvents,
     max_attempts: u32,
@@ -100,6 +102,7 @@ impl Guard {
             orch_gate: FetchGate::new(binding.max_concurrent_orchestration_fetches),
             work_gate: FetchGate::new(binding.max_concurrent_work_fetches),
             locks: LockTracker::default(),
+            cancelled: Default::default(),
             stats: Arc::new(GuardStats::default()),
             events: GuardEvents::default(),
             max_attempts: options.runtime.max_attempts,

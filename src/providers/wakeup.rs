@@ -286,6 +286,14 @@ impl Layer for Wakeup {
         tag_filter: &TagFilter,
     ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
         self.fetching();
+        // duroxide fetches without a session config only while its runtime is
+        // at `maxSessionsPerRuntime`, and learns that a session ended only
+        // between fetches: such a fetch waits no longer than the fallback
+        // tick, or a queued session item would wait out the whole long poll.
+        let poll_timeout = match session {
+            None => poll_timeout.min(self.shared.fallback),
+            Some(_) => poll_timeout,
+        };
         self.shared
             .long_poll(Queue::Worker, poll_timeout, || {
                 next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter)
