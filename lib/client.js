@@ -1,7 +1,7 @@
 'use strict'
 // Client: starts, watches and manages orchestration instances.
 const native = require('./native')
-const { call, InvalidArgumentError, NotFoundError, OrchestrationFailedError, TimeoutError, describe } = require('./errors')
+const { call, InvalidArgumentError, OrchestrationFailedError, describe } = require('./errors')
 const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
 const { string, number, optionalString } = require('./validate')
@@ -60,20 +60,9 @@ class Client {
   async waitForOrchestration(instanceId, timeoutMs = 30000) {
     string('instanceId', instanceId)
     const t = number('timeoutMs', timeoutMs, 30000)
-    try {
-      return toStatus(await call(() => this.#native.waitForOrchestration(instanceId, t)), true)
-    } catch (err) {
-      if (err instanceof TimeoutError) {
-        const now = await call(() => this.#native.getStatus(instanceId)).catch(() => null)
-        if (now && now.status === 'NotFound') {
-          throw new NotFoundError(
-            `instance '${instanceId}' not found: nothing with this id was started (or picked up by a runtime) within ${t} ms`,
-            { cause: err },
-          )
-        }
-      }
-      throw err
-    }
+    // At the deadline the native side tells a never-started id (ERR_NOT_FOUND)
+    // from a start no runtime picked up (ERR_TIMEOUT naming the orchestration).
+    return toStatus(await call(() => this.#native.waitForOrchestration(instanceId, t)), true)
   }
 
   /** The parsed output; rejects with ERR_ORCHESTRATION_FAILED if it failed. */

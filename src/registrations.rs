@@ -60,6 +60,11 @@ impl Registrations {
     }
 
     /// Builds duroxide's registries; every handler reaches JS through `bridge`.
+    /// The registered orchestration names.
+    pub fn orchestration_names(&self) -> BTreeSet<String> {
+        self.orchestrations.keys().cloned().collect()
+    }
+
     pub fn build(&self, bridge: &Arc<Bridge>) -> (ActivityRegistry, OrchestrationRegistry) {
         let mut activities = ActivityRegistry::builder();
         for name in &self.activities {

@@ -24,6 +24,7 @@ use crate::guard::events::{EventSink, GuardEvent};
 use crate::guard::stats::RuntimeHealth;
 use crate::guard::Guard;
 use crate::options::{parse_runtime_options, ParsedOptions};
+use crate::providers::local::LocalRuntimes;
 use crate::providers::NativeProvider;
 use crate::registrations::Registrations;
 use crate::runtime_metrics::RuntimeMetrics;
@@ -69,6 +70,9 @@ struct Core {
     bridge: Arc<Bridge>,
     phase: Mutex<Phase>,
     transition: tokio::sync::Mutex<()>,
+    /// The provider's list of running runtimes, and this one's entry while it runs.
+    local: Arc<LocalRuntimes>,
+    local_id: Mutex<Option<u64>>,
 }
 
 impl Core {
@@ -120,6 +124,12 @@ impl Core {
         )
         .await;
         *self.phase() = Phase::Running(runtime);
+        let names = self
+            .registrations
+            .lock()
+            .expect("registrations lock")
+            .orchestration_names();
+        *self.local_id.lock().expect("local id") = Some(self.local.started(names));
         self.guard
             .started(
                 bridge_sink(self.bridge.clone()),
@@ -145,6 +155,9 @@ impl Core {
                 }
             }
         };
+        if let Some(id) = self.local_id.lock().expect("local id").take() {
+            self.local.stopped(id);
+        }
         let last = running.metrics_snapshot();
         running
             .clone()
@@ -179,6 +192,8 @@ impl NativeRuntime {
             bridge,
             phase: Mutex::new(Phase::Created),
             transition: tokio::sync::Mutex::new(()),
+            local: provider.local(),
+            local_id: Mutex::new(None),
         };
         Ok(Self {
             core: Arc::new(core),

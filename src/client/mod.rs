@@ -13,16 +13,19 @@ mod bounded;
 mod history;
 mod kv;
 mod management;
+mod pending;
 mod retention;
 mod stats;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use duroxide::runtime::OrchestrationStatus;
 use napi_derive::napi;
 
 use crate::errors::{BridgeError, Settled};
-use crate::providers::NativeProvider;
+use crate::providers::local::LocalRuntimes;
+use crate::providers::{Backend, NativeProvider};
 use crate::rules;
 
 /// Where an instance is, as `client.getStatus()` reports it.
@@ -132,6 +135,10 @@ pub(crate) async fn within<T>(
 #[napi]
 pub struct NativeClient {
     inner: duroxide::Client,
+    /// The store itself, for what the provider trait cannot ask (`pending.rs`).
+    backend: Backend,
+    /// The running runtimes of this process on the same provider.
+    local: Arc<LocalRuntimes>,
 }
 
 #[napi]
@@ -140,6 +147,8 @@ impl NativeClient {
     pub fn new(provider: &NativeProvider) -> Self {
         Self {
             inner: duroxide::Client::new(bounded::bounded(provider.provider())),
+            backend: provider.backend().clone(),
+            local: provider.local(),
         }
     }
 
@@ -208,9 +217,9 @@ impl NativeClient {
             .await
             {
                 Ok(status) => Ok(status.into()),
-                Err(duroxide::ClientError::Timeout) => Err(BridgeError::Timeout(format!(
-                    "instance '{instance_id}' did not finish within {timeout_ms} ms"
-                ))),
+                Err(duroxide::ClientError::Timeout) => {
+                    Err(self.unfinished(&instance_id, timeout_ms).await)
+                }
                 Err(e) => Err(e.into()),
             }
         })

@@ -37,6 +37,13 @@ impl Drop for TempDb {
     }
 }
 
+/// The guard needs a pool only on Postgres.
+fn sqlite_backend() -> Backend {
+    Backend::Sqlite {
+        pool: sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap(),
+    }
+}
+
 /// A store with one pending orchestration start, `i1`.
 async fn store_with_one_start() -> (Arc<dyn Provider>, TempDb) {
     static N: AtomicU32 = AtomicU32::new(0);
@@ -86,7 +93,7 @@ async fn is_locked(store: &Arc<dyn Provider>) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abandon_dropped_unpolled_still_releases_the_lock() {
     let (store, _db) = store_with_one_start().await;
-    let (_guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
+    let (_guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
     let (_, token, _) = stack
         .fetch_orchestration_item(LEASE, NO_WAIT, None)
         .await
@@ -119,7 +126,7 @@ async fn without_the_guard_a_dropped_abandon_leaves_the_lock_held() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_dropped_through_the_runtime_wrapper_is_released_at_the_next_fetch() {
     let (store, _db) = store_with_one_start().await;
-    let (guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
+    let (guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
     let outer: Arc<dyn Provider> = Arc::new(InstrumentedProvider::new(stack.clone(), None));
     let probe = store.clone();
     // One task plays one dispatcher worker, as in the runtime.
@@ -159,7 +166,7 @@ async fn a_lock_dropped_through_the_runtime_wrapper_is_released_at_the_next_fetc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attempt() {
     let (store, _db) = store_with_one_start().await;
-    let (_guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
+    let (_guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
     // Polled once (which starts the store call), then dropped, as the
     // dispatcher drops its fetch when the runtime shuts down. On a loaded
     // machine the store call may finish within that one poll; then the item
@@ -192,7 +199,7 @@ async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attem
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_releases_locks_still_held() {
     let (store, _db) = store_with_one_start().await;
-    let (guard, stack) = Guard::stack(store.clone(), &Backend::Sqlite, &options());
+    let (guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
     stack
         .fetch_orchestration_item(LEASE, NO_WAIT, None)
         .await

@@ -12,6 +12,7 @@
 
 pub(crate) mod call_policy;
 pub(crate) mod layer;
+pub(crate) mod local;
 mod pg_retry;
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
@@ -28,7 +29,7 @@ use sqlx::PgPool;
 /// that needs more than the `Provider` trait (the guard's own queries).
 #[derive(Clone)]
 pub(crate) enum Backend {
-    Sqlite,
+    Sqlite { pool: sqlx::SqlitePool },
     Postgres { pool: PgPool, schema: String },
 }
 
@@ -36,7 +37,7 @@ impl Backend {
     /// The pool and schema of a Postgres store.
     pub(crate) fn postgres(&self) -> Option<(PgPool, String)> {
         match self {
-            Backend::Sqlite => None,
+            Backend::Sqlite { .. } => None,
             Backend::Postgres { pool, schema } => Some((pool.clone(), schema.clone())),
         }
     }
@@ -47,11 +48,16 @@ impl Backend {
 pub struct NativeProvider {
     inner: Arc<dyn Provider>,
     backend: Backend,
+    local: Arc<local::LocalRuntimes>,
 }
 
 impl NativeProvider {
     pub(crate) fn new(inner: Arc<dyn Provider>, backend: Backend) -> Self {
-        Self { inner, backend }
+        Self {
+            inner,
+            backend,
+            local: Arc::default(),
+        }
     }
 
     pub(crate) fn provider(&self) -> Arc<dyn Provider> {
@@ -61,6 +67,10 @@ impl NativeProvider {
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
     }
+
+    pub(crate) fn local(&self) -> Arc<local::LocalRuntimes> {
+        self.local.clone()
+    }
 }
 
 #[napi]
@@ -69,7 +79,7 @@ impl NativeProvider {
     #[napi(getter)]
     pub fn kind(&self) -> String {
         match self.backend {
-            Backend::Sqlite => "sqlite",
+            Backend::Sqlite { .. } => "sqlite",
             Backend::Postgres { .. } => "postgres",
         }
         .to_string()

@@ -34,8 +34,10 @@ pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
 
 /// The store under its retry and wake-up layers.
 fn stacked(provider: SqliteProvider) -> NativeProvider {
+    let backend = Backend::Sqlite {
+        pool: provider.get_pool().clone(),
+    };
     let retried = super::sqlite_retry::with_busy_retry(Arc::new(provider));
-    let backend = Backend::Sqlite;
     NativeProvider::new(super::wakeup::with_wakeups(retried, &backend), backend)
 }
 
