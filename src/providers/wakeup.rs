@@ -202,6 +202,14 @@ impl Wakeup {
         }
     }
 
+    /// An abandoned item is visible again at once, or after its delay.
+    fn abandoned(&self, queue: Queue, delay: Option<Duration>) {
+        match delay {
+            Some(d) if !d.is_zero() => self.due_in(queue, d),
+            _ => self.wake(queue),
+        }
+    }
+
     fn due_in(&self, queue: Queue, delay: Duration) {
         let at_ms = epoch_ms_now().saturating_add(delay.as_millis() as u64);
         self.due(queue, at_ms);
@@ -388,10 +396,7 @@ impl Layer for Wakeup {
     ) -> Result<(), ProviderError> {
         next.abandon_orchestration_item(lock_token, delay, ignore_attempt)
             .await?;
-        match delay {
-            Some(d) if !d.is_zero() => self.due_in(Queue::Orchestrator, d),
-            _ => self.wake(Queue::Orchestrator),
-        }
+        self.abandoned(Queue::Orchestrator, delay);
         Ok(())
     }
 
@@ -404,10 +409,7 @@ impl Layer for Wakeup {
     ) -> Result<(), ProviderError> {
         next.abandon_work_item(lock_token, delay, ignore_attempt)
             .await?;
-        match delay {
-            Some(d) if !d.is_zero() => self.due_in(Queue::Worker, d),
-            _ => self.wake(Queue::Worker),
-        }
+        self.abandoned(Queue::Worker, delay);
         Ok(())
     }
 }
