@@ -95,6 +95,24 @@ where
     }
 }
 
+/// [`run`] for a policy that never retries (no budget): `call` is the one
+/// attempt, so its arguments were moved into it rather than cloned.
+pub(crate) async fn run_once<P, T, Fut>(
+    policy: &P,
+    op: &'static str,
+    call: Fut,
+) -> Result<T, ProviderError>
+where
+    P: CallPolicy + ?Sized,
+    Fut: Future<Output = Result<T, ProviderError>>,
+{
+    let r = bounded(policy, op, call).await;
+    if let Err(e) = &r {
+        policy.failed(op, e);
+    }
+    r
+}
+
 async fn bounded<P, T, Fut>(policy: &P, op: &'static str, call: Fut) -> Result<T, ProviderError>
 where
     P: CallPolicy + ?Sized,

@@ -39,7 +39,7 @@ use duroxide::providers::{
 };
 use duroxide::{Event, SystemStats};
 
-use super::call_policy::{run, CallPolicy, Once};
+use super::call_policy::{run, run_once, CallPolicy, Once};
 
 pub(crate) type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -112,8 +112,10 @@ macro_rules! stack {
             )*
         }
 
-        // Arguments are cloned per attempt, since a policy may run a call again;
-        // `Clone::clone(&x)` keeps borrowed arguments borrowed.
+        // Arguments are cloned per attempt when the policy may run a call
+        // again (`Clone::clone(&x)` keeps borrowed arguments borrowed); a
+        // policy that never retries gets them moved, so an ack's history is
+        // not copied at every layer.
         #[async_trait]
         #[allow(clippy::clone_on_copy)]
         impl<L: Layer> Provider for Stacked<L> {
@@ -133,7 +135,12 @@ macro_rules! stack {
 
             $(
                 async fn $m(&self, $( $a: $t ),*) -> Result<$r, ProviderError> {
-                    run(self.layer.policy(), stringify!($m), || {
+                    let policy = self.layer.policy();
+                    if policy.budget().is_zero() {
+                        return run_once(policy, stringify!($m), self.layer.$m(&self.next, $( $a ),*))
+                            .await;
+                    }
+                    run(policy, stringify!($m), || {
                         self.layer.$m(&self.next, $( Clone::clone(&$a) ),*)
                     })
                     .await
