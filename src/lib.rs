@@ -11,7 +11,8 @@
 //! - `options/`: `RuntimeOptions` from JS, validated.
 //! - `errors.rs`: the one error enum and the `code` each variant becomes.
 //! - `rules.rs`: the argument rules (names, ids, versions, durations, statuses).
-//! - `logging.rs`, `limits.rs`: tracing to stderr or a file; crate limits.
+//! - `logging/`: tracing to stderr or a file, and the WARNs of normal
+//!   operation re-levelled (`relevel.rs`); `limits.rs`: crate limits.
 //! - `guard/`: the provider layer of every runtime (fetch cap, lock
 //!   hygiene, counters, health, events, livelock watchdog).
 //! - `provider_errors.rs`: what a store's error means (deadlock, lost lock, ...).
