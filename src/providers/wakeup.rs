@@ -71,21 +71,8 @@ struct Signal {
 }
 
 impl Signal {
-    /// Wakes every waiter: for news that says nothing of how much there is
-    /// (another process, a lost LISTEN connection).
     fn wake(&self) {
         self.notify.notify_waiters();
-    }
-
-    /// Wakes up to `n` waiters, one per new message, instead of a herd that
-    /// mostly finds nothing: on SQLite every fetch takes the write lock.
-    /// A waiter that was woken but found nothing returns to waiting; one that
-    /// cannot take the message (another tag filter, a session limit) is
-    /// covered by the fallback tick.
-    fn wake_some(&self, n: usize) {
-        for _ in 0..n {
-            self.notify.notify_one();
-        }
     }
 
     fn due_at(&self, at: Instant) {
@@ -125,7 +112,7 @@ impl Wakeups {
         }
     }
 
-    /// A wake-up from another process, or after news was lost.
+    /// A wake-up from this process or another.
     pub(crate) fn wake(&self, queue: Queue) {
         self.signal(queue).wake();
     }
@@ -208,9 +195,8 @@ impl Wakeup {
         }
     }
 
-    /// `n` messages of `queue` became fetchable in this process.
-    fn wake(&self, queue: Queue, n: usize) {
-        self.shared.signal(queue).wake_some(n);
+    fn wake(&self, queue: Queue) {
+        self.shared.wake(queue);
         if let Some(a) = &self.announce {
             a.announce(queue, None);
         }
@@ -220,7 +206,7 @@ impl Wakeup {
     fn abandoned(&self, queue: Queue, delay: Option<Duration>) {
         match delay {
             Some(d) if !d.is_zero() => self.due_in(queue, d),
-            _ => self.wake(queue, 1),
+            _ => self.wake(queue),
         }
     }
 
@@ -243,7 +229,7 @@ impl Wakeup {
                 self.due(Queue::Orchestrator, *fire_at_ms)
             }
             (_, Some(d)) if !d.is_zero() => self.due_in(Queue::Orchestrator, d),
-            _ => self.wake(Queue::Orchestrator, 1),
+            _ => self.wake(Queue::Orchestrator),
         }
     }
 }
@@ -334,7 +320,7 @@ impl Layer for Wakeup {
         metadata: ExecutionMetadata,
         cancelled_activities: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
-        let work = worker_items.len();
+        let work = !worker_items.is_empty();
         let timers: Vec<u64> = orchestrator_items
             .iter()
             .filter_map(|i| match i {
@@ -352,12 +338,12 @@ impl Layer for Wakeup {
             cancelled_activities,
         )
         .await?;
-        if work > 0 {
-            self.wake(Queue::Worker, work);
+        if work {
+            self.wake(Queue::Worker);
         }
         // Always: releasing the instance's lock makes messages that arrived
         // during the turn fetchable.
-        self.wake(Queue::Orchestrator, 1);
+        self.wake(Queue::Orchestrator);
         let now = epoch_ms_now();
         if let Some(at) = timers.into_iter().filter(|t| *t > now).min() {
             self.due(Queue::Orchestrator, at);
@@ -374,7 +360,7 @@ impl Layer for Wakeup {
         let completes = completion.is_some();
         next.ack_work_item(token, completion).await?;
         if completes {
-            self.wake(Queue::Orchestrator, 1);
+            self.wake(Queue::Orchestrator);
         }
         Ok(())
     }
@@ -397,7 +383,7 @@ impl Layer for Wakeup {
         item: WorkItem,
     ) -> Result<(), ProviderError> {
         next.enqueue_for_worker(item).await?;
-        self.wake(Queue::Worker, 1);
+        self.wake(Queue::Worker);
         Ok(())
     }
 
