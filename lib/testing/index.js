@@ -1,0 +1,6 @@
+'use strict'
+// `duroxide-node/testing`: tools for tests and deploy gates, kept out of the
+// main entry so production code does not load them.
+//   replay.js  replayHistory / replayInstances (the replay check)
+//   env.js     TestEnv (in-memory store, mocked activities, virtual time)
+module.exports = {}

@@ -1,0 +1,2 @@
+// Types of `duroxide-node/testing` (ESM).
+export * from './testing.js'

@@ -1,0 +1,2 @@
+// Types of `duroxide-node/testing` (CommonJS).
+export {}
