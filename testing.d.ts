@@ -1,2 +1,3 @@
 // Types of `duroxide-node/testing` (CommonJS).
-export {}
+export type { TestDuration, TestEnvOptions } from './types/testing-env'
+export { TestEnv } from './types/testing-env'

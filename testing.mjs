@@ -6,3 +6,4 @@ const require = createRequire(import.meta.url)
 const api = require('./testing.js')
 
 export default api
+export const { TestEnv } = api

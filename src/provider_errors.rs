@@ -20,7 +20,9 @@ pub(crate) enum ProviderFault {
     /// The Postgres session was terminated (SQLSTATE 57P01/57P02/57P03); the
     /// statement did not commit.
     Terminated,
-    /// SQLITE_BUSY and its extended codes; the transaction did not commit.
+    /// SQLITE_BUSY and its extended codes, and SQLITE_LOCKED: the table locks
+    /// of an in-memory (shared-cache) database, which sqlx reports as "database
+    /// is deadlocked"; the transaction did not commit.
     SqliteBusy,
     /// A permanent "not found" for an instance or execution.
     NotFound,
@@ -50,7 +52,8 @@ impl ProviderFault {
         if err.is_retryable()
             && (m.contains("database is locked")
                 || m.contains("SQLITE_BUSY")
-                || m.contains("database table is locked"))
+                || m.contains("database table is locked")
+                || m.contains("database is deadlocked"))
         {
             return Some(Self::SqliteBusy);
         }
@@ -155,6 +158,13 @@ mod tests {
             kind(
                 true,
                 "Database locked: error returned from database: (code: 5) database is locked"
+            ),
+            Some(SqliteBusy)
+        );
+        assert_eq!(
+            kind(
+                true,
+                "error returned from database: (code: 6) database is deadlocked"
             ),
             Some(SqliteBusy)
         );

@@ -1,6 +1,7 @@
 //! The argument rules of every native entry point, in one place: names,
 //! instance ids (and the reserved `sub::` marker), semver versions, the
-//! default version, millisecond durations and instance statuses.
+//! default version, millisecond durations (and their written form, `'1d'`)
+//! and instance statuses.
 //!
 //! The client, the task descriptors and the registrations all check their
 //! arguments here, so a rule and its message are written once. The JS layer
@@ -12,6 +13,7 @@
 
 use std::time::Duration;
 
+use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 use semver::Version;
 
@@ -76,6 +78,49 @@ pub(crate) fn millis(field: &str, value: f64) -> BridgeResult<Duration> {
         )));
     }
     Ok(Duration::from_millis(value as u64))
+}
+
+/// A duration written as milliseconds (a JS number, as [`millis`]) or as
+/// text: one or more `<integer><unit>` parts, unit `ms`, `s`, `m`, `h` or
+/// `d` (`'500ms'`, `'30s'`, `'1d'`, `'1h30m'`).
+pub(crate) fn duration(field: &str, value: Either<f64, String>) -> BridgeResult<Duration> {
+    let text = match value {
+        Either::A(ms) => return millis(field, ms),
+        Either::B(text) => text,
+    };
+    let refuse = || {
+        invalid(format!(
+            "{field} '{text}' is not a duration; write milliseconds as a number or text like '500ms', '30s', '5m', '2h', '1d'"
+        ))
+    };
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err(refuse());
+    }
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let amount: u64 = rest[..digits].parse().map_err(|_| refuse())?;
+        rest = &rest[digits..];
+        let unit_len = rest.len()
+            - rest
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .len();
+        let unit_ms: u64 = match &rest[..unit_len] {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return Err(refuse()),
+        };
+        rest = &rest[unit_len..];
+        let part = amount.checked_mul(unit_ms).ok_or_else(refuse)?;
+        total = total
+            .checked_add(Duration::from_millis(part))
+            .ok_or_else(refuse)?;
+    }
+    Ok(total)
 }
 
 /// The status of an instance's current execution, as the stores record it
@@ -149,6 +194,40 @@ mod tests {
                 .message()
                 .starts_with("timeoutMs must be a non-negative integer"));
         }
+    }
+
+    #[test]
+    fn durations_as_numbers_or_text() {
+        let text = |t: &str| duration("by", Either::B(t.to_string()));
+        assert_eq!(
+            duration("by", Either::A(250.0)).unwrap(),
+            Duration::from_millis(250)
+        );
+        assert_eq!(text("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(text("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(text("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(text("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(text("1d").unwrap(), Duration::from_secs(86_400));
+        assert_eq!(text("1h30m").unwrap(), Duration::from_secs(5400));
+        for bad in [
+            "",
+            "1",
+            "d",
+            "1w",
+            "-1d",
+            "1.5h",
+            "1 d",
+            "99999999999999999999d",
+        ] {
+            let err = text(bad).unwrap_err();
+            assert_eq!(
+                err.code(),
+                crate::errors::ErrorCode::InvalidArgument,
+                "{bad}"
+            );
+            assert!(err.message().starts_with("by '"), "{bad}");
+        }
+        assert!(duration("by", Either::A(-5.0)).is_err());
     }
 
     #[test]

@@ -3,4 +3,6 @@
 // main entry so production code does not load them.
 //   replay.js  replayHistory / replayInstances (the replay check)
 //   env.js     TestEnv (in-memory store, mocked activities, virtual time)
-module.exports = {}
+const { TestEnv } = require('./env')
+
+module.exports = { TestEnv }

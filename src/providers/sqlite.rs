@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use duroxide::providers::sqlite::SqliteProvider;
+use duroxide::providers::Provider;
 use napi_derive::napi;
 
 use super::{Backend, NativeProvider};
@@ -32,13 +33,20 @@ pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
     Ok(path.to_string())
 }
 
-/// The store under its retry and wake-up layers.
-fn stacked(provider: SqliteProvider) -> NativeProvider {
+/// The store under its retry and wake-up layers, with `extra` (a layer of
+/// the caller's, such as `TestEnv`'s virtual time) between the two.
+fn stacked(
+    provider: SqliteProvider,
+    extra: impl FnOnce(Arc<dyn Provider>) -> Arc<dyn Provider>,
+) -> NativeProvider {
     let backend = Backend::Sqlite {
         pool: provider.get_pool().clone(),
     };
     let retried = super::sqlite_retry::with_busy_retry(Arc::new(provider));
-    NativeProvider::new(super::wakeup::with_wakeups(retried, &backend), backend)
+    NativeProvider::new(
+        super::wakeup::with_wakeups(extra(retried), &backend),
+        backend,
+    )
 }
 
 /// Opens (creating if missing) the SQLite file named by a `sqlite:` URL.
@@ -62,15 +70,22 @@ pub(crate) async fn open_sqlite(url: String) -> BridgeResult<NativeProvider> {
     let provider = SqliteProvider::new(&format!("sqlite:{path}"), None)
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot open '{url}': {e}")))?;
-    Ok(stacked(provider))
+    Ok(stacked(provider, |p| p))
 }
 
 /// A private in-memory SQLite database; gone when the last holder drops it.
 pub(crate) async fn sqlite_in_memory() -> BridgeResult<NativeProvider> {
+    sqlite_in_memory_with(|p| p).await
+}
+
+/// [`sqlite_in_memory`] with `extra` over the retry layer, under the wake-ups.
+pub(crate) async fn sqlite_in_memory_with(
+    extra: impl FnOnce(Arc<dyn Provider>) -> Arc<dyn Provider>,
+) -> BridgeResult<NativeProvider> {
     let provider = SqliteProvider::new_in_memory()
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot create in-memory database: {e}")))?;
-    Ok(stacked(provider))
+    Ok(stacked(provider, extra))
 }
 
 #[cfg(test)]
