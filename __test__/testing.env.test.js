@@ -103,8 +103,11 @@ test('skipTime fires several timers one due time at a time, in order', async (t)
 })
 
 test('skipTime waits for running work: an activity beats a long timer it races', async (t) => {
+  let started
+  const running = new Promise((resolve) => { started = resolve })
   const e = await env(t, (rt) => {
     rt.registerActivity('Slow', async () => {
+      started()
       await new Promise((resolve) => setTimeout(resolve, 300))
       return 'activity'
     })
@@ -114,6 +117,8 @@ test('skipTime waits for running work: an activity beats a long timer it races',
     })
   })
   await e.client.startOrchestration('race-1', 'Race', null)
+  await running // the timer is pending and the activity in flight
+  assert.equal(e.pendingTimers(), 1)
   await e.skipTime()
   const status = await e.client.waitForOrchestration('race-1', 5000)
   assert.equal(status.output, 'activity')

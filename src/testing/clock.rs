@@ -130,14 +130,28 @@ impl Clock {
         self.held.lock().expect("held timers").clear();
     }
 
-    fn hold(&self, timers: Vec<WorkItem>) {
+    /// Holds `timers`; returns their keys, for [`Clock::unhold`].
+    fn hold(&self, timers: Vec<WorkItem>) -> Vec<(u64, u64)> {
         let offset = self.offset();
         let mut held = self.held.lock().expect("held timers");
+        let mut keys = Vec::with_capacity(timers.len());
         for timer in timers {
             if let WorkItem::TimerFired { fire_at_ms, .. } = &timer {
-                let arrival = self.arrivals.fetch_add(1, SeqCst);
-                held.insert((fire_at_ms.saturating_add(offset), arrival), timer);
+                let key = (
+                    fire_at_ms.saturating_add(offset),
+                    self.arrivals.fetch_add(1, SeqCst),
+                );
+                held.insert(key, timer);
+                keys.push(key);
             }
+        }
+        keys
+    }
+
+    fn unhold(&self, keys: &[(u64, u64)]) {
+        let mut held = self.held.lock().expect("held timers");
+        for key in keys {
+            held.remove(key);
         }
     }
 
@@ -300,6 +314,10 @@ impl Layer for Clock {
             orchestrator_items.into_iter().partition(
                 |i| matches!(i, WorkItem::TimerFired { fire_at_ms, .. } if *fire_at_ms > wall),
             );
+        // Held before the ack, so they are pending as soon as the turn's
+        // other messages can be fetched; dropped again if the ack fails (the
+        // turn then runs again and schedules them again).
+        let keys = self.hold(timers);
         let acked = next
             .ack_orchestration_item(
                 lock_token,
@@ -311,10 +329,8 @@ impl Layer for Clock {
                 cancelled_activities,
             )
             .await;
-        // Held only once the turn is stored: a failed ack is fetched and run
-        // again, and schedules its timers again.
-        if acked.is_ok() {
-            self.hold(timers);
+        if acked.is_err() {
+            self.unhold(&keys);
         }
         self.settled(lock_token);
         acked
