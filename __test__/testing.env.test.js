@@ -283,3 +283,10 @@ test('a wait that never goes idle ends with ERR_TIMEOUT, naming what is running'
   release('done')
   assert.equal((await e.client.waitForOrchestration('stuck-1', 5000)).output, 'done')
 })
+
+test('duroxide-node/testing gives the same TestEnv to require and import', async () => {
+  const esm = await import('duroxide-node/testing')
+  assert.equal(esm.TestEnv, TestEnv)
+  assert.equal(esm.default.TestEnv, TestEnv)
+  assert.equal(require('duroxide-node/testing').TestEnv, TestEnv)
+})
