@@ -401,3 +401,6 @@ impl Layer for Clock {
         next.enqueue_for_worker(item).await
     }
 }
+
+#[cfg(test)]
+mod tests;
