@@ -162,6 +162,7 @@ impl NativeTestStore {
     pub async fn wait_idle(&self, idle_timeout_ms: f64) -> Settled<()> {
         Settled::of(async {
             let timeout = rules::millis("idleTimeoutMs", idle_timeout_ms)?;
+            let _not_while_moving = self.moving.lock().await;
             self.idle(timeout).await
         })
         .await
