@@ -17,22 +17,7 @@ const { ActivityContext } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
 const { string, number, func } = require('./validate')
 const { RuntimeEvents } = require('./runtime-events')
-
-const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
-
-/**
- * Orchestrations are generator functions; anything else (an async function,
- * a plain function) would fail every instance at its first turn, so it is
- * refused at registration. Bound generator functions keep their prototype.
- */
-function generatorFunction(name, fn) {
-  func('orchestration', fn)
-  if (fn instanceof GeneratorFunction) return fn
-  const kind = Object.getPrototypeOf(fn).constructor?.name === 'AsyncFunction' ? 'an async function' : describe(fn)
-  throw new InvalidArgumentError(
-    `orchestration '${name}' must be a generator function (function*), got ${kind}; orchestrations yield ctx tasks, they do not await`,
-  )
-}
+const { ActivityDefinition, OrchestrationDefinition, generatorFunction } = require('./definitions')
 
 /** Copies an options object for Rust, dropping `undefined` and refusing what JSON cannot carry. */
 function optionValue(path, value) {
@@ -128,6 +113,25 @@ class Runtime {
     return this
   }
 
+  /**
+   * Registers typed definitions (`defineActivity`, `defineOrchestration`)
+   * through the string-named calls above. Returns the runtime.
+   */
+  register(...defs) {
+    defs.forEach((def, i) => {
+      if (def instanceof ActivityDefinition) this.registerActivity(def.name, def.fn)
+      else if (def instanceof OrchestrationDefinition) {
+        if (def.version === undefined) this.registerOrchestration(def.name, def.fn)
+        else this.registerOrchestrationVersioned(def.name, def.version, def.fn)
+      } else {
+        throw new InvalidArgumentError(
+          `register(): argument ${i} is ${describe(def)}, not an activity or orchestration definition (events, status and keys need no registration)`,
+        )
+      }
+    })
+    return this
+  }
+
   /** Resolves once dispatching has begun. */
   async start() {
     this.#starting = call(() =>
@@ -188,7 +192,8 @@ class Runtime {
       if (!entry) return { throw: `internal: no generator for invocation ${c.invocation}` }
       let value
       try {
-        value = decodeOutcome(c.outcome)
+        // The task yielded last decides what its outcome evaluates to.
+        value = entry.task ? entry.task.settle(c.outcome) : decodeOutcome(c.outcome)
       } catch (err) {
         return this.#advance(c.invocation, entry, () => entry.iterator.throw(err))
       }
@@ -246,6 +251,7 @@ class Runtime {
         throw: `orchestration yielded ${describe(r.value)}, which is not a task; yield a task from ctx (scheduleActivity, scheduleTimer, waitForEvent, all, race, ...)`,
       }
     }
+    entry.task = r.value
     return { yield: r.value.descriptor }
   }
 
