@@ -214,6 +214,7 @@ export type TypedOrchestrationStatus<TOut = unknown, TStatus = unknown> =
   | {
       /** Started, but no runtime has run its first turn yet. */
       status: 'Pending'
+      customStatus?: undefined
       customStatusVersion: number
     }
   | {
