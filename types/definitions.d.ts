@@ -34,7 +34,8 @@ type JsonArrayItem<T> = Jsonified<T> | ([Extract<T, Unencodable>] extends [never
 /**
  * The type a value of type `T` has after a JSON round trip, which is what
  * every payload crossing the runtime goes through: `Date` (anything with
- * `toJSON`) becomes what `toJSON` returns (a `string`), object properties
+ * `toJSON`) becomes what `toJSON` returns (a `string`), `undefined` (a
+ * `void` result) is sent as `null`, object properties
  * that are `undefined`, functions or symbols are dropped (and may-be-undefined
  * ones become optional), the same values in arrays become `null`, class
  * instances become plain objects of their own data. `unknown` stays `unknown`
@@ -48,6 +49,8 @@ export type Jsonified<T> = 0 extends 1 & T
       ? Jsonified<R>
       : T extends JsonPrimitive
         ? T
+        : T extends undefined | void
+          ? null
         : T extends Unencodable | bigint
           ? never
           : T extends readonly unknown[]

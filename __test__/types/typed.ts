@@ -37,6 +37,9 @@ type _j1 = Expect<
 type _j2 = Expect<Equal<Jsonified<unknown>, unknown>>
 type _j3 = Expect<Equal<Jsonified<[Date, number]>, [string, number]>>
 type _j4 = Expect<Equal<Jsonified<string | Date>, string>>
+type _j5 = Expect<Equal<Jsonified<void>, null>>
+type _j6 = Expect<Equal<Jsonified<string | undefined>, string | null>>
+type _j7 = Expect<Equal<Jsonified<{ f(): void; n: bigint | number }>, { n: number }>>
 
 // ---- the order-checkout flow of issue 11 -------------------------------------------
 interface Order {
@@ -114,6 +117,14 @@ const checkout = defineOrchestration('Checkout', { status: progress }, function*
 
   void cart, firstOk, refunded, status, plain
   return { receipt }
+})
+
+// An activity without a result yields null.
+const notify = defineActivity('Notify', async (_ctx, _to: string): Promise<void> => {})
+export const notifier = defineOrchestration('Notifier', function* (ctx, to: string) {
+  const sent = yield* ctx.call(notify, to)
+  type _s = Expect<Equal<typeof sent, null>>
+  return sent
 })
 
 // An input type that does not survive JSON is refused at the definition.
