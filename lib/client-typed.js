@@ -12,7 +12,8 @@ const { string } = require('./validate')
 /**
  * Whether an instance exists: it has a status, or a start is waiting for a
  * runtime's first turn (duroxide shows an instance only after that turn). The
- * native wait with no time left tells the second case from a missing id.
+ * native wait with no time left tells the second case from a missing id
+ * (src/client/pending.rs looks into the queue).
  */
 async function exists(client, instanceId) {
   if ((await client.getStatus(instanceId)).status !== 'NotFound') return 'found'
@@ -20,10 +21,13 @@ async function exists(client, instanceId) {
     await client.waitForOrchestration(instanceId, 0)
     return 'found'
   } catch (err) {
-    if (err.code === 'ERR_NOT_FOUND') return 'missing'
     if (err.code === 'ERR_TIMEOUT') return 'pending'
-    throw err
+    if (err.code !== 'ERR_NOT_FOUND') throw err
   }
+  // The first turn's commit removes the queued start and creates the
+  // instance at once; when it lands between the two looks above, neither
+  // saw it, and a third look does.
+  return (await client.getStatus(instanceId)).status !== 'NotFound' ? 'found' : 'missing'
 }
 
 async function mustExist(client, instanceId, what) {

@@ -7,7 +7,6 @@
 const { setTimeout: sleep } = require('node:timers/promises')
 const { AbortError, InvalidArgumentError, TimeoutError, describe } = require('./errors')
 const { decode } = require('./json')
-const { number } = require('./validate')
 
 /** The options form of a wait: `{ timeoutMs?, pollIntervalMs?, signal? }`, keys checked. */
 function waitOptions(what, value, known) {
@@ -28,9 +27,18 @@ function waitOptions(what, value, known) {
   }
 }
 
-/** True when `value` is the options form (an object) rather than a positional number. */
+/** True when `value` is the options form (a plain object) rather than a positional number. */
 function isOptions(value) {
-  return typeof value === 'object' && value !== null
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Milliseconds as the native waits take them (src/rules.rs `millis`): an integer >= 0. */
+function millis(name, value, fallback) {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new InvalidArgumentError(`${name} must be a non-negative integer number of milliseconds, got ${describe(value)}`)
+  }
+  return value
 }
 
 function aborted(what, signal) {
@@ -66,12 +74,12 @@ const TERMINAL = new Set(['Completed', 'Failed'])
 
 /** `waitForOrchestration(id, { signal })`: the status once terminal, `output` parsed. */
 function waitForOrchestration(client, instanceId, o) {
-  const timeoutMs = number('timeoutMs', o.timeoutMs, 30000)
+  const timeoutMs = millis('timeoutMs', o.timeoutMs, 30000)
   return poll({
     what: `waitForOrchestration('${instanceId}')`,
     signal: o.signal,
     timeoutMs,
-    intervalMs: number('pollIntervalMs', o.pollIntervalMs, 50),
+    intervalMs: millis('pollIntervalMs', o.pollIntervalMs, 50),
     probe: async () => {
       const s = await client.getStatus(instanceId)
       if (!TERMINAL.has(s.status)) return undefined
@@ -93,12 +101,12 @@ function waitForOrchestration(client, instanceId, o) {
 
 /** `waitForStatusChange(id, lastSeen, { signal })`: like the native wait, also returns once terminal. */
 function waitForStatusChange(client, instanceId, lastSeenVersion, o) {
-  const timeoutMs = number('timeoutMs', o.timeoutMs, 30000)
+  const timeoutMs = millis('timeoutMs', o.timeoutMs, 30000)
   return poll({
     what: `waitForStatusChange('${instanceId}')`,
     signal: o.signal,
     timeoutMs,
-    intervalMs: Math.max(1, number('pollIntervalMs', o.pollIntervalMs, 500)),
+    intervalMs: Math.max(1, millis('pollIntervalMs', o.pollIntervalMs, 500)),
     probe: async () => {
       const s = await client.getStatus(instanceId)
       return s.customStatusVersion > lastSeenVersion || TERMINAL.has(s.status) ? s : undefined
@@ -113,12 +121,12 @@ function waitForStatusChange(client, instanceId, lastSeenVersion, o) {
 
 /** `waitForValue(id, key, { signal })`: the stored string once `key` is set. */
 function waitForValue(client, instanceId, key, o) {
-  const timeoutMs = number('timeoutMs', o.timeoutMs, 30000)
+  const timeoutMs = millis('timeoutMs', o.timeoutMs, 30000)
   return poll({
     what: `waitForValue('${instanceId}', '${key}')`,
     signal: o.signal,
     timeoutMs,
-    intervalMs: number('pollIntervalMs', o.pollIntervalMs, 50),
+    intervalMs: millis('pollIntervalMs', o.pollIntervalMs, 50),
     probe: async () => (await client.getValue(instanceId, key)) ?? undefined,
     onTimeout: () => {
       throw new TimeoutError(`key '${key}' of instance '${instanceId}' was not set within ${timeoutMs} ms`)
