@@ -7,6 +7,10 @@
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const { backends, clientWithRuntime, coded } = require('./helpers')
+const dts = require('./dts')
+
+/** The value conforms to the declared TypedOrchestrationStatus union (fields exact). */
+const conformsToStatus = (s) => assert.deepEqual(dts.conformsTo(s, 'TypedOrchestrationStatus'), [], JSON.stringify(s))
 const {
   Runtime,
   SqliteProvider,
@@ -89,6 +93,7 @@ for (const [backend, open] of backends) {
       assert.deepEqual(s.customStatus, { step: 'waiting' }, 'the custom status arrives parsed')
       assert.equal(s.status, 'Running')
       assert.equal('output' in s, false)
+      conformsToStatus(s)
       await client.raise('order-1', approved, { by: 'ann' })
 
       const out = await h.result({ signal: AbortSignal.timeout(30000) })
@@ -112,6 +117,8 @@ for (const [backend, open] of backends) {
       assert.equal(done.status, 'Completed')
       assert.deepEqual(done.output, out, 'the handle parses the output')
       assert.deepEqual(done.customStatus, { step: 'done' })
+      conformsToStatus(done)
+      for await (const info of client.list({ name: 'Checkout' })) assert.deepEqual(dts.conformsTo(info, 'InstanceInfo'), [])
       assert.deepEqual(await h.value(cartKey), { items: 2 })
       assert.deepEqual(await client.getValue('order-1', cartKey), { items: 2 })
       assert.equal(await client.getValue('order-1', 'cart'), '{"items":2}', 'the string-named read is unchanged')
@@ -134,6 +141,7 @@ for (const [backend, open] of backends) {
       await assert.rejects(h.result({ timeoutMs: 30000 }), coded('ERR_ORCHESTRATION_FAILED', 'fail-1', 'boom: in orchestration'))
       const s = await h.wait()
       assert.equal(s.status, 'Failed')
+      conformsToStatus(s)
       assert.match(s.error, /boom: in orchestration/)
     })
   })
