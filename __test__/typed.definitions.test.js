@@ -56,6 +56,7 @@ const checkout = defineOrchestration('Checkout', { status: progress }, function*
   }
   out.childV1 = yield* ctx.callOrchestration(refundV1, out.receipt)
   out.childLatest = yield* ctx.callOrchestration(refundV2, out.receipt, { instanceId: `${ctx.instanceId}-refund` })
+  out.detached = yield* ctx.startDetached(refundV1, `${ctx.instanceId}-detached`, out.receipt)
   out.timerRace = yield* ctx.race(ctx.waitFor(approved), ctx.timer(10))
   out.message = yield* ctx.dequeue(inbox)
   ctx.setCustomStatus(progress, { step: 'waiting' })
@@ -124,6 +125,9 @@ for (const [backend, open] of backends) {
       assert.equal(await client.getValue('order-1', 'cart'), '{"items":2}', 'the string-named read is unchanged')
       const child = await client.handle(refundV2, 'order-1-refund').status()
       assert.deepEqual(child.output, { refunded: 'o-1', version: '2.0.0' })
+      assert.equal(out.detached, null)
+      const detached = await client.handle(refundV1, 'order-1-detached').result({ timeoutMs: 30000 })
+      assert.deepEqual(detached, { refunded: 'o-1', version: '1.0.0' }, 'startDetached starts the definition at its version')
     })
 
     test('typed continue-as-new carries the input to the next execution', async (t) => {
