@@ -207,6 +207,19 @@ class Client {
     return events.map(compact)
   }
 
+  /**
+   * One execution's history (default: the current one) as a JSON-serialisable
+   * object that loses nothing, for `duroxide-node/testing` (`replayHistory`,
+   * `importHistory`): `{ format, formatVersion, instanceId, executionId,
+   * orchestrationName, orchestrationVersion, events }`. ERR_NOT_FOUND for an
+   * unknown instance or execution.
+   */
+  async exportHistory(instanceId, executionId) {
+    string('instanceId', instanceId)
+    if (executionId !== undefined) number('executionId', executionId)
+    return call(() => this.#native.exportHistory(instanceId, executionId))
+  }
+
   /** `{ rootId, allIds, size }`; rejects with ERR_NOT_FOUND for an unknown instance. */
   async getInstanceTree(instanceId) {
     string('instanceId', instanceId)

@@ -17,6 +17,7 @@
 //!   hygiene, counters, health, events, livelock watchdog).
 //! - `provider_errors.rs`: what a store's error means (deadlock, lost lock, ...).
 //! - `runtime_metrics.rs`: the counters `metricsSnapshot()` returns.
+//! - `testing/`: the native half of `duroxide-node/testing` (the replay check).
 #![deny(clippy::all)]
 // napi-rs registers the `#[napi]` exports only outside `cargo test`, so there
 // every export would read as dead; the library build reports dead code.
@@ -35,3 +36,4 @@ mod registrations;
 mod rules;
 mod runtime;
 mod runtime_metrics;
+mod testing;

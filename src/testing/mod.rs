@@ -1,0 +1,11 @@
+//! The native half of `duroxide-node/testing` (`lib/testing/`).
+//!
+//! - `replay.rs`: `replayExecution`, the replay check of one execution
+//!   against a runtime's registrations, through a bridge of its own.
+//! - `divergence.rs`: runs duroxide's `ReplayEngine` over the history and
+//!   finds the first event where code and history part.
+//! - `entries.rs`: the history JS hands over, as the crate's events.
+
+pub(crate) mod divergence;
+pub(crate) mod entries;
+pub(crate) mod replay;
