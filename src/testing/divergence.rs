@@ -204,6 +204,17 @@ impl Subject {
 
     /// The first event of `history` where today's code parts from it, if any.
     pub(crate) fn check(&self, history: &[Event]) -> Option<Divergence> {
+        let mut divergence = self.diverges(history)?;
+        // Dated as the history's event there (or its last), not by the clock
+        // of the replay, so two checks of one history report the same.
+        let at = history.get(divergence.index).or(history.last());
+        if let (Some(scheduled), Some(at)) = (divergence.scheduled.as_mut(), at) {
+            scheduled.timestamp_ms = at.timestamp_ms;
+        }
+        Some(divergence)
+    }
+
+    fn diverges(&self, history: &[Event]) -> Option<Divergence> {
         let (body, terminal) = match history.split_last() {
             Some((last, body)) if is_terminal(&last.kind) => (body, Some(last)),
             _ => (history, None),
