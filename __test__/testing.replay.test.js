@@ -148,6 +148,16 @@ for (const [kind, open] of backends) {
       assert.match(after.divergence.message, /does not end there: it schedules a timer/)
     })
 
+    test('an activity removed diverges at that activity: the code has already completed there', async () => {
+      const r = await replayHistory(codeOf(store.provider, 'removed'), await client.exportHistory('o1'))
+      assert.equal(r.ok, false)
+      assert.equal(r.divergence.index, 3)
+      assert.equal(dataOf(r.divergence.recorded).name, 'Charge')
+      assert.equal(r.divergence.scheduled.kind, 'OrchestrationCompleted')
+      assert.deepEqual(dataOf(r.divergence.scheduled), { reserved: { reserved: 2, sku: 'x-1' } })
+      assert.match(r.divergence.message, /has activity 'Charge' .*, but the code has already ended/)
+    })
+
     test('an orchestration today\'s code does not register diverges at its start', async () => {
       const r = await replayHistory(codeOf(store.provider, 'unregistered'), await client.exportHistory('o1'))
       assert.equal(r.ok, false)
