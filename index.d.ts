@@ -8,6 +8,7 @@ export type {
   DeleteResult,
   ExecutionInfo,
   ExecutionStatusName,
+  ExportedHistory,
   HistoryEvent,
   HistoryEventKind,
   InstanceFilter,

@@ -102,6 +102,22 @@ export type HistoryEventKind =
   | 'KeyValueCleared'
   | 'KeyValuesCleared'
 
+/**
+ * One execution's history as `client.exportHistory` returns it: plain JSON
+ * (write it to a file with `JSON.stringify`), lossless, for the replay check
+ * of `duroxide-node/testing` (`replayHistory`, `importHistory`).
+ */
+export interface ExportedHistory {
+  format: 'duroxide-history'
+  formatVersion: 1
+  instanceId: string
+  executionId: number
+  orchestrationName: string
+  orchestrationVersion: string
+  /** The crate's own serialized events, oldest first; opaque to applications. */
+  events: unknown[]
+}
+
 /** One entry of `readExecutionHistory(id, executionId)`. */
 export interface HistoryEvent {
   /** Position in the execution's history, from 1. */
@@ -283,6 +299,13 @@ export declare class Client<TOrchestrations extends AnyOrchestrationDefinition =
   listExecutions(instanceId: string): Promise<number[]>
   /** The events of one execution, oldest first. */
   readExecutionHistory(instanceId: string, executionId: number): Promise<HistoryEvent[]>
+  /**
+   * One execution's history (default: the current one) in a lossless,
+   * JSON-serialisable form, to replay against new code with
+   * `duroxide-node/testing` (e.g. captured from production, checked in CI).
+   * Rejects with ERR_NOT_FOUND for an unknown instance or execution.
+   */
+  exportHistory(instanceId: string, executionId?: number): Promise<ExportedHistory>
   /** The instance and its descendant sub-orchestrations. */
   getInstanceTree(instanceId: string): Promise<InstanceTree>
   /**
