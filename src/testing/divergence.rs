@@ -95,9 +95,12 @@ fn same_action(a: &EventKind, b: &EventKind) -> bool {
         (K::TimerCreated { .. }, K::TimerCreated { .. })
         | (K::CustomStatusUpdated { .. }, K::CustomStatusUpdated { .. })
         | (K::KeyValuesCleared, K::KeyValuesCleared) => true,
-        (K::KeyValueSet { key, value, .. }, K::KeyValueSet { key: k, value: v, .. }) => {
-            key == k && value == v
-        }
+        (
+            K::KeyValueSet { key, value, .. },
+            K::KeyValueSet {
+                key: k, value: v, ..
+            },
+        ) => key == k && value == v,
         _ => a == b,
     }
 }
@@ -160,9 +163,9 @@ impl Subject {
             TurnResult::Completed(output) => {
                 Ending::Ended(self.event(next_id, EventKind::OrchestrationCompleted { output }))
             }
-            TurnResult::ContinueAsNew { input, .. } => Ending::Ended(
-                self.event(next_id, EventKind::OrchestrationContinuedAsNew { input }),
-            ),
+            TurnResult::ContinueAsNew { input, .. } => {
+                Ending::Ended(self.event(next_id, EventKind::OrchestrationContinuedAsNew { input }))
+            }
             TurnResult::Cancelled(_) => Ending::Cancelled,
             TurnResult::Failed(ErrorDetails::Configuration {
                 kind: ConfigErrorKind::Nondeterminism,
@@ -255,7 +258,11 @@ impl Subject {
         };
         let index = l - 1;
         let recorded = body[index].clone();
-        let scheduled = if index == 0 { None } else { self.next_of(&body[..index]) };
+        let scheduled = if index == 0 {
+            None
+        } else {
+            self.next_of(&body[..index])
+        };
         let mut message = format!(
             "at event {index} the history has {}, but the code schedules {}",
             describe(Some(&recorded)),
@@ -311,18 +318,16 @@ impl Subject {
                         ),
                     })
                 }
-                (Some(&(index, r)), None) => {
-                    return Some(Divergence {
-                        index,
-                        recorded: Some(r.clone()),
-                        message: format!(
-                            "at event {index} the history has {}, but the code has already ended ({})",
-                            describe(Some(r)),
-                            describe(Some(&end))
-                        ),
-                        scheduled: Some(end),
-                    })
-                }
+                (Some(&(index, r)), None) => return Some(Divergence {
+                    index,
+                    recorded: Some(r.clone()),
+                    message: format!(
+                        "at event {index} the history has {}, but the code has already ended ({})",
+                        describe(Some(r)),
+                        describe(Some(&end))
+                    ),
+                    scheduled: Some(end),
+                }),
                 (None, Some(s)) => {
                     return Some(Divergence {
                         index: end_index,

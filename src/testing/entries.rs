@@ -47,7 +47,9 @@ fn integral(value: Value) -> Value {
             _ => Value::Number(n),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(integral).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, integral(v))).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, integral(v))).collect())
+        }
         other => other,
     }
 }
@@ -63,8 +65,9 @@ pub(crate) fn events(history: Value, target: &Target) -> BridgeResult<Vec<Event>
         .first()
         .is_some_and(|e| e.get("event_id").is_some() && e.get("type").is_some());
     let events = if exported {
-        serde_json::from_value::<Vec<Event>>(Value::Array(items))
-            .map_err(|e| BridgeError::InvalidArgument(format!("history: not an exported event list: {e}")))?
+        serde_json::from_value::<Vec<Event>>(Value::Array(items)).map_err(|e| {
+            BridgeError::InvalidArgument(format!("history: not an exported event list: {e}"))
+        })?
     } else {
         items
             .into_iter()
@@ -131,7 +134,11 @@ fn entry_kind(index: usize, entry: &Entry) -> BridgeResult<EventKind> {
             ))
         })
     };
-    let fire_at_ms = || field(&data, "fireAtMs").and_then(Value::as_u64).unwrap_or(0);
+    let fire_at_ms = || {
+        field(&data, "fireAtMs")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
     // Cancellation breadcrumbs of dropped futures are the ones replay compares.
     let dropped = || "dropped_future".to_string();
     use EventKind as K;

@@ -68,7 +68,10 @@ impl From<divergence::Divergence> for ReplayDivergence {
 }
 
 fn target_of(target: &ReplayTarget) -> BridgeResult<Target> {
-    let instance = target.instance_id.clone().unwrap_or_else(|| "replay".into());
+    let instance = target
+        .instance_id
+        .clone()
+        .unwrap_or_else(|| "replay".into());
     crate::rules::instance_id("instanceId", &instance)?;
     let execution = match target.execution_id {
         None => 1,
@@ -79,7 +82,10 @@ fn target_of(target: &ReplayTarget) -> BridgeResult<Target> {
             )))
         }
     };
-    Ok(Target { instance, execution })
+    Ok(Target {
+        instance,
+        execution,
+    })
 }
 
 /// The started event's name, version and input; the history must open with it.
@@ -163,8 +169,8 @@ pub fn replay_execution<'env>(
         // blocks on the JS thread, so the check runs off the async workers.
         let checked = tokio::task::spawn_blocking(move || subject.check(&history)).await;
         bridge.release();
-        let divergence = checked
-            .map_err(|e| BridgeError::Internal(format!("replay check failed: {e}")))?;
+        let divergence =
+            checked.map_err(|e| BridgeError::Internal(format!("replay check failed: {e}")))?;
         Ok(ReplayReport {
             ok: divergence.is_none(),
             divergence: divergence.map(ReplayDivergence::from),
