@@ -277,7 +277,7 @@ mod tests {
     fn exported_events_round_trip() {
         let event = Event::with_event_id(
             1,
-            "i".into(),
+            "i".to_string(),
             1,
             None,
             EventKind::ActivityScheduled {
