@@ -77,7 +77,14 @@ for (const [kind, open] of backends) {
         await client.startOrchestration('o1', 'Order', ORDER)
         await client.startOrchestration('a1', 'Approval', ORDER)
         await client.startOrchestration('p1', 'Pending', null)
+        await client.startOrchestration('m1', 'Mixed', 0)
+        await client.startOrchestration('f1', 'Fails', null)
         await client.waitForOrchestration('o1', 20000)
+        await client.waitForOrchestration('m1', 20000)
+        // duroxide honours a detached start only in a turn that ends the
+        // instance, so of the three, only the last execution's runs.
+        await client.waitForOrchestration('m1-detached-2', 20000)
+        await eventually(async () => (await client.getStatus('f1')).status === 'Failed', { what: 'f1 failed' })
         const has = async (id, k) => (await client.readExecutionHistory(id, 1)).some((e) => e.kind === k)
         await eventually(() => has('a1', 'ExternalSubscribed'), { what: 'a1 waiting for approve' })
         await eventually(() => has('p1', 'ActivityScheduled'), { what: 'p1 scheduling Hold' })
@@ -97,11 +104,42 @@ for (const [kind, open] of backends) {
         const entries = await client.readExecutionHistory(id, 1)
         assert.deepEqual(await replayHistory(code, entries, { instanceId: id }), { ok: true }, id)
       }
+      // Every execution of the continued one, the failed one, the children.
+      assert.deepEqual(await client.listExecutions('m1'), [1, 2, 3])
+      for (const n of [1, 2, 3]) {
+        assert.deepEqual(await replayHistory(code, await client.exportHistory('m1', n)), { ok: true }, `m1 #${n}`)
+      }
+      const kinds = new Set((await client.readExecutionHistory('m1', 1)).map((e) => e.kind))
+      for (const k of ['CustomStatusUpdated', 'KeyValueSet', 'SubOrchestrationCompleted', 'TimerFired', 'ExternalSubscribedCancelled', 'OrchestrationChained', 'OrchestrationContinuedAsNew']) {
+        assert.ok(kinds.has(k), `m1's history has ${k}`)
+      }
+      assert.deepEqual(await replayHistory(code, await client.readExecutionHistory('f1', 1), { instanceId: 'f1' }), { ok: true })
       const all = await replayInstances(store.provider, code)
-      assert.deepEqual(
-        all.map((r) => [r.instanceId, r.executionId, r.ok]).sort(),
-        [['a1', 1, true], ['o1', 1, true], ['p1', 1, true]],
-      )
+      const ids = all.map((r) => r.instanceId)
+      for (const id of ['o1', 'a1', 'p1', 'm1', 'f1', 'm1-detached-2']) assert.ok(ids.includes(id), id)
+      assert.ok(all.length >= 9, 'the sub-orchestrations are instances too')
+      assert.ok(ids.some((id) => id.startsWith('m1::sub::')), 'a sub-orchestration replayed')
+      assert.deepEqual(all.filter((r) => !r.ok), [])
+      assert.equal(all.find((r) => r.instanceId === 'm1').executionId, 3)
+    })
+
+    test('a failure where the history completed, or the other way round, diverges at the end', async () => {
+      // 'Fails' recorded a failure after Reserve; code that returns there ends differently.
+      const history = await client.exportHistory('f1')
+      const calls = {}
+      const rt = new Runtime(store.provider)
+      rt.registerActivity('Reserve', async () => { calls.Reserve = 1 })
+      rt.registerOrchestration('Fails', function* (ctx) {
+        yield ctx.scheduleActivity('Reserve', { sku: 'f', qty: 1 })
+        return 'in stock after all'
+      })
+      const r = await replayHistory(rt, history)
+      assert.equal(r.ok, false)
+      assert.equal(r.divergence.index, 3)
+      assert.equal(r.divergence.recorded.kind, 'OrchestrationFailed')
+      assert.equal(r.divergence.scheduled.kind, 'OrchestrationCompleted')
+      assert.match(r.divergence.message, /ends with failure \(.*out of stock.*\).*but the code ends with completion/)
+      assert.deepEqual(calls, {})
     })
 
     test('an activity swapped diverges at the swapped activity, describing both', async () => {
@@ -212,7 +250,10 @@ for (const [kind, open] of backends) {
       const running = await replayInstances(store.provider, code, { status: 'Running' })
       assert.deepEqual(running.map((r) => r.instanceId).sort(), ['a1', 'p1'])
       const completed = await replayInstances(store.provider, code, { status: 'Completed' })
-      assert.deepEqual(completed.map((r) => r.instanceId), ['o1'])
+      assert.ok(completed.some((r) => r.instanceId === 'o1'))
+      assert.ok(!completed.some((r) => ['a1', 'p1', 'f1'].includes(r.instanceId)))
+      const failed = await replayInstances(store.provider, code, { status: 'Failed' })
+      assert.deepEqual(failed.map((r) => [r.instanceId, r.ok]), [['f1', true]])
       assert.equal((await replayInstances(store.provider, code, { limit: 1 })).length, 1)
     })
   })

@@ -280,8 +280,8 @@ impl Subject {
         }
     }
 
-    /// The code ended. Where it ended, the events left in the history must be
-    /// the last turn's own actions (the code's actions in that same poll),
+    /// The code ended. Where it returned, the events left in the history must
+    /// be the last turn's own actions (the code's actions in that same poll),
     /// then the same kind of end.
     fn check_end(
         &self,
@@ -290,11 +290,18 @@ impl Subject {
         full: &Run,
         end: Event,
     ) -> Option<Divergence> {
-        let ended = |r: &Run| matches!(r.ending, Ending::Ended(_));
-        let at = if body.len() > 1 && !ended(&self.run(&body[..body.len() - 1])) {
+        // Where the code returned: the engine stops applying events there. A
+        // continue-as-new is an action, not a return: every event was applied.
+        let returned = |r: &Run| {
+            matches!(&r.ending, Ending::Ended(e)
+                if !matches!(e.kind, EventKind::OrchestrationContinuedAsNew { .. }))
+        };
+        let at = if !returned(full)
+            || (body.len() > 1 && !returned(&self.run(&body[..body.len() - 1])))
+        {
             body.len()
         } else {
-            self.first(body, 1, body.len(), ended)
+            self.first(body, 1, body.len(), returned)
         };
         let left: Vec<(usize, &Event)> = body
             .iter()
