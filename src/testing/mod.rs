@@ -7,5 +7,7 @@
 //! - `entries.rs`: the history JS hands over, as the crate's events.
 
 pub(crate) mod divergence;
+#[cfg(test)]
+mod divergence_tests;
 pub(crate) mod entries;
 pub(crate) mod replay;
