@@ -8,6 +8,7 @@ export type {
   DeleteResult,
   ExecutionInfo,
   ExecutionStatusName,
+  ExportedHistory,
   HistoryEvent,
   HistoryEventKind,
   InstanceFilter,
@@ -22,8 +23,33 @@ export type {
   SystemMetrics,
 } from './types/client'
 export { Client } from './types/client'
+export type {
+  ActivityDefinition,
+  AnyActivityDefinition,
+  AnyDefinition,
+  AnyOrchestrationDefinition,
+  EventDefinition,
+  EventPayloadIn,
+  InputOf,
+  Jsonified,
+  KeyDefinition,
+  ListFilter,
+  OrchestrationDefinition,
+  OrchestrationDefinitionOptions,
+  OutputOf,
+  PayloadOf,
+  Registered,
+  StatusDefinition,
+  StatusOf,
+  TerminalOrchestrationStatus,
+  TypedOrchestrationFunction,
+  TypedOrchestrationStatus,
+  WaitOptions,
+} from './types/definitions'
+export { OrchestrationHandle, defineActivity, defineEvent, defineKey, defineOrchestration, defineStatus } from './types/definitions'
 export type { DuroxideErrorCode, DuroxideErrorOptions, ErrorCategory } from './types/errors'
 export {
+  AbortError,
   DuroxideError,
   InvalidArgumentError,
   InvalidOptionError,
@@ -39,7 +65,11 @@ export type {
   AllResult,
   Backoff,
   BackoffKind,
+  CallOptions,
+  CallOrchestrationOptions,
+  JoinOf,
   OrchestrationFunction,
+  RaceOf,
   RaceResult,
   RetryPolicy,
   ScheduleActivityOptions,

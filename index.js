@@ -9,6 +9,8 @@ const { OrchestrationContext } = require('./lib/orchestration-context')
 const { ActivityContext } = require('./lib/activity-context')
 const { initTracing } = require('./lib/tracing')
 const errors = require('./lib/errors')
+const definitions = require('./lib/definitions')
+const { OrchestrationHandle } = require('./lib/client-typed')
 
 module.exports = {
   SqliteProvider,
@@ -18,6 +20,12 @@ module.exports = {
   OrchestrationContext,
   ActivityContext,
   initTracing,
+  defineActivity: definitions.defineActivity,
+  defineOrchestration: definitions.defineOrchestration,
+  defineEvent: definitions.defineEvent,
+  defineStatus: definitions.defineStatus,
+  defineKey: definitions.defineKey,
+  OrchestrationHandle,
   MAX_WORKER_TAGS: native.MAX_WORKER_TAGS,
   MAX_TAG_NAME_BYTES: native.MAX_TAG_NAME_BYTES,
   MAX_KV_KEYS: native.MAX_KV_KEYS,
@@ -31,4 +39,5 @@ module.exports = {
   ProviderError: errors.ProviderError,
   RuntimeStateError: errors.RuntimeStateError,
   OrchestrationFailedError: errors.OrchestrationFailedError,
+  AbortError: errors.AbortError,
 }

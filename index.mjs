@@ -14,6 +14,12 @@ export const {
   OrchestrationContext,
   ActivityContext,
   initTracing,
+  defineActivity,
+  defineOrchestration,
+  defineEvent,
+  defineStatus,
+  defineKey,
+  OrchestrationHandle,
   MAX_WORKER_TAGS,
   MAX_TAG_NAME_BYTES,
   MAX_KV_KEYS,
@@ -27,5 +33,6 @@ export const {
   ProviderError,
   RuntimeStateError,
   OrchestrationFailedError,
+  AbortError,
 } = api
 export default api

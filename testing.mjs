@@ -5,5 +5,7 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 const api = require('./testing.js')
 
+export const { replayHistory, replayInstances, importHistory } = api
+
 export default api
 export const { TestEnv } = api

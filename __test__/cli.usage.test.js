@@ -1,8 +1,7 @@
 'use strict'
 // The duroxide-node CLI's command line, run as a child process: help texts,
 // usage errors (exit 2 with the usage text), a missing store that must not be
-// created, and `replay` reported as not available in a build without
-// duroxide-node/testing.
+// created, and `replay` without its --module.
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -73,16 +72,9 @@ test('a SQLite file that does not exist is ERR_NOT_FOUND and is not created', as
   }
 })
 
-test('replay is reported as not available (exit 2, ERR_NOT_AVAILABLE) in a build without duroxide-node/testing', async () => {
-  // This build has no testing export; once it has one, replay runs instead
-  // and this test must be replaced by one that replays real histories.
-  assert.throws(() => require('duroxide-node/testing'), (err) => err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')
-  const r = await runCli(['replay', '--module', './workflows.js', '--json', '--database-url', 'sqlite:/x.db'])
-  assert.equal(r.code, 2)
-  assert.equal(r.stdout, '')
-  assert.equal(r.error.code, 'ERR_NOT_AVAILABLE')
-  assert.match(r.error.message, /replay is not available in this build/)
+test('replay without --module is a usage error (exit 2); the replays themselves are in cli.replay.test.js', async () => {
   const usage = await runCli(['replay', '--database-url', 'sqlite:/x.db'])
   assert.equal(usage.code, 2)
   assert.match(usage.stderr, /missing --module/)
+  assert.match(usage.stderr, /Usage: duroxide-node replay/)
 })

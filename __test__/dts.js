@@ -182,13 +182,15 @@ function conformance(value, type, where = 'value') {
 /**
  * What calling `className.prototype[method]` produces, as declared: the
  * awaited value for a Promise, the yielded value (`T`) for a `Task<T>`, else
- * the return type. Uses the first overload.
+ * the return type. Uses the first overload that is not generic (a generic
+ * one's result depends on its type arguments, e.g. `race<Ts>`), else the first.
  */
 function methodResult(className, method) {
   const { checker } = load()
   const p = typeOf(className).getProperty(method)
   if (!p) throw new Error(`${className} declares no ${method}`)
-  const [signature] = checker.getTypeOfSymbol(p).getCallSignatures()
+  const signatures = checker.getTypeOfSymbol(p).getCallSignatures()
+  const signature = signatures.find((sig) => !sig.typeParameters || sig.typeParameters.length === 0) || signatures[0]
   const returned = checker.getReturnTypeOfSignature(signature)
   const taskKey = returned.getProperties().find((q) => q.name.startsWith('__@taskResult'))
   if (taskKey) return checker.getTypeOfSymbol(taskKey)

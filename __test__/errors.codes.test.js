@@ -108,12 +108,20 @@ describe('bad input on postgres', () => {
   })
 
   test('non-numeric or negative timeouts', async () => {
-    for (const bad of [-1, 'soon', NaN, Infinity, {}]) {
+    // (A plain object is the options form of the waits, checked below.)
+    for (const bad of [-1, 'soon', NaN, Infinity, []]) {
       await assert.rejects(client.waitForOrchestration('survivor', bad), coded('ERR_INVALID_ARGUMENT', 'timeoutMs'))
       await assert.rejects(client.waitForValue('survivor', 'k', bad), coded('ERR_INVALID_ARGUMENT', 'timeoutMs'))
       await assert.rejects(client.waitForStatusChange('survivor', 0, 10, bad), coded('ERR_INVALID_ARGUMENT', 'timeoutMs'))
       await assert.rejects(client.waitForStatusChange('survivor', 0, bad, 10), coded('ERR_INVALID_ARGUMENT', 'pollIntervalMs'))
       await assert.rejects(client.waitForStatusChange('survivor', bad, 10, 10), coded('ERR_INVALID_ARGUMENT', 'lastSeenVersion'))
+    }
+    for (const signal of [undefined, new AbortController().signal]) {
+      for (const bad of [-1, 'soon', 1.5]) {
+        await assert.rejects(client.waitForOrchestration('survivor', { timeoutMs: bad, signal }), coded('ERR_INVALID_ARGUMENT', 'timeoutMs'))
+        await assert.rejects(client.waitForValue('survivor', 'k', { timeoutMs: bad, signal }), coded('ERR_INVALID_ARGUMENT', 'timeoutMs'))
+        await assert.rejects(client.waitForStatusChange('survivor', 0, { pollIntervalMs: bad, signal }), coded('ERR_INVALID_ARGUMENT', 'pollIntervalMs'))
+      }
     }
     await assert.rejects(new Runtime(pg.provider).shutdown(-5), coded('ERR_INVALID_ARGUMENT', 'timeoutMs'))
     // The native layer refuses them as well.

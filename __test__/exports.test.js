@@ -11,7 +11,7 @@ const dts = require('./dts')
 
 const root = path.join(__dirname, '..')
 
-const CLASSES = ['SqliteProvider', 'PostgresProvider', 'Client', 'Runtime', 'OrchestrationContext', 'ActivityContext']
+const CLASSES = ['SqliteProvider', 'PostgresProvider', 'Client', 'Runtime', 'OrchestrationContext', 'ActivityContext', 'OrchestrationHandle']
 const ERROR_CODES = {
   DuroxideError: 'ERR_INTERNAL',
   InvalidOptionError: 'ERR_INVALID_OPTION',
@@ -21,6 +21,7 @@ const ERROR_CODES = {
   ProviderError: 'ERR_PROVIDER',
   RuntimeStateError: 'ERR_RUNTIME_STATE',
   OrchestrationFailedError: 'ERR_ORCHESTRATION_FAILED',
+  AbortError: 'ERR_ABORTED',
 }
 const LIMITS = {
   MAX_WORKER_TAGS: 5,

@@ -6,6 +6,9 @@ const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
 const { string, number, optionalString } = require('./validate')
 const { compact, filterArg, pruneOptionsArg } = require('./client-args')
+const waits = require('./client-waits')
+const { typedClientMethods } = require('./client-typed')
+const { KeyDefinition } = require('./definitions')
 
 /** The status object of api.md; `output` stays a JSON string unless `parse`. */
 function toStatus(s, parse) {
@@ -59,6 +62,11 @@ class Client {
    */
   async waitForOrchestration(instanceId, timeoutMs = 30000) {
     string('instanceId', instanceId)
+    if (waits.isOptions(timeoutMs)) {
+      const o = waits.waitOptions('waitForOrchestration()', timeoutMs, ['timeoutMs', 'pollIntervalMs', 'signal'])
+      if (o.signal) return waits.waitForOrchestration(this, instanceId, o)
+      timeoutMs = o.timeoutMs
+    }
     const t = number('timeoutMs', timeoutMs, 30000)
     // At the deadline the native side tells a never-started id (ERR_NOT_FOUND)
     // from a start no runtime picked up (ERR_TIMEOUT naming the orchestration).
@@ -77,9 +85,16 @@ class Client {
     return s.output
   }
 
+  /** Positional `(id, lastSeen, pollIntervalMs?, timeoutMs?)` or `(id, lastSeen, { pollIntervalMs?, timeoutMs?, signal? })`. */
   async waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs = 500, timeoutMs = 30000) {
     string('instanceId', instanceId)
     const v = number('lastSeenVersion', lastSeenVersion)
+    if (waits.isOptions(pollIntervalMs)) {
+      const o = waits.waitOptions('waitForStatusChange()', pollIntervalMs, ['timeoutMs', 'pollIntervalMs', 'signal'])
+      if (o.signal) return waits.waitForStatusChange(this, instanceId, v, o)
+      pollIntervalMs = o.pollIntervalMs
+      timeoutMs = o.timeoutMs
+    }
     const p = number('pollIntervalMs', pollIntervalMs, 500)
     const t = number('timeoutMs', timeoutMs, 30000)
     return toStatus(await call(() => this.#native.waitForStatusChange(instanceId, v, p, t)), false)
@@ -109,9 +124,10 @@ class Client {
   // Stored values stay the strings the store holds (only waitForOrchestration
   // parses, as api.md says).
 
-  /** The stored string of `key` on the instance, or null. */
+  /** The stored string of `key` on the instance, or null; with a `defineKey` key, its parsed value. */
   async getValue(instanceId, key) {
     string('instanceId', instanceId)
+    if (key instanceof KeyDefinition) return key.parse(await this.getValue(instanceId, key.key))
     string('key', key)
     return (await call(() => this.#native.getValue(instanceId, key))) ?? null
   }
@@ -119,6 +135,12 @@ class Client {
   /** Resolves with the stored string once `key` is set; rejects with ERR_TIMEOUT. */
   async waitForValue(instanceId, key, timeoutMs = 30000) {
     string('instanceId', instanceId)
+    if (key instanceof KeyDefinition) return key.parse(await this.waitForValue(instanceId, key.key, timeoutMs))
+    if (waits.isOptions(timeoutMs)) {
+      const o = waits.waitOptions('waitForValue()', timeoutMs, ['timeoutMs', 'pollIntervalMs', 'signal'])
+      if (o.signal) return waits.waitForValue(this, instanceId, string('key', key), o)
+      timeoutMs = o.timeoutMs
+    }
     string('key', key)
     const t = number('timeoutMs', timeoutMs, 30000)
     return call(() => this.#native.waitForValue(instanceId, key, t))
@@ -185,6 +207,19 @@ class Client {
     return events.map(compact)
   }
 
+  /**
+   * One execution's history (default: the current one) as a JSON-serialisable
+   * object that loses nothing, for `duroxide-node/testing` (`replayHistory`,
+   * `importHistory`): `{ format, formatVersion, instanceId, executionId,
+   * orchestrationName, orchestrationVersion, events }`. ERR_NOT_FOUND for an
+   * unknown instance or execution.
+   */
+  async exportHistory(instanceId, executionId) {
+    string('instanceId', instanceId)
+    if (executionId !== undefined) number('executionId', executionId)
+    return call(() => this.#native.exportHistory(instanceId, executionId))
+  }
+
   /** `{ rootId, allIds, size }`; rejects with ERR_NOT_FOUND for an unknown instance. */
   async getInstanceTree(instanceId) {
     string('instanceId', instanceId)
@@ -222,6 +257,11 @@ class Client {
     const o = pruneOptionsArg(options)
     return { ...(await call(() => this.#native.pruneExecutionsBulk(f, o))) }
   }
+}
+
+// Methods taking typed definitions (start, handle, raise, enqueue, list).
+for (const [name, fn] of Object.entries(typedClientMethods)) {
+  Object.defineProperty(Client.prototype, name, { value: fn, writable: true, configurable: true })
 }
 
 // Typed aliases: payloads are JSON either way.

@@ -35,6 +35,11 @@ class OrchestrationFailedError extends DuroxideError {
   constructor(message, options) { super(message, 'ERR_ORCHESTRATION_FAILED', options) }
 }
 
+/** A wait ended by its `AbortSignal`; `cause` is the signal's reason. */
+class AbortError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_ABORTED', options) }
+}
+
 const byCode = {
   ERR_INVALID_OPTION: InvalidOptionError,
   ERR_INVALID_ARGUMENT: InvalidArgumentError,
@@ -108,6 +113,7 @@ module.exports = {
   ProviderError,
   RuntimeStateError,
   OrchestrationFailedError,
+  AbortError,
   fromNative,
   sync,
   call,

@@ -6,6 +6,8 @@ const { InvalidArgumentError, describe } = require('./errors')
 const { encode } = require('./json')
 const { Task, descriptorsOf } = require('./tasks')
 const { string, number, nonEmptyString, optionalString, nonNegativeNumber } = require('./validate')
+const { StatusDefinition, KeyDefinition } = require('./definitions')
+const { typedMethods } = require('./orchestration-typed')
 
 /** Checks the keys and types of an options object; Rust judges the values (src/rules.rs). */
 function knownKeys(what, value, known) {
@@ -175,7 +177,9 @@ class OrchestrationContext {
   }
 
   // ---- custom status ------------------------------------------------------------
-  setCustomStatus(status) {
+  /** `setCustomStatus(text)`, or `setCustomStatus(statusDef, value)` stored as JSON. */
+  setCustomStatus(status, value) {
+    if (status instanceof StatusDefinition) status = encode(value, 'custom status')
     if (typeof status !== 'string') throw new InvalidArgumentError(`status must be a string, got ${describe(status)}`)
     this.#native.setCustomStatus(status)
   }
@@ -184,22 +188,29 @@ class OrchestrationContext {
     this.#native.resetCustomStatus()
   }
 
-  getCustomStatus() {
-    return this.#native.getCustomStatus() ?? null
+  /** The custom status text, or with a `statusDef` its parsed value; `null` when unset. */
+  getCustomStatus(def) {
+    const raw = this.#native.getCustomStatus() ?? null
+    return def instanceof StatusDefinition ? def.parse(raw) : raw
   }
 
   // ---- key-value state ------------------------------------------------------------
   /** Values are strings; anything else is stored JSON-encoded. */
   setValue(key, value) {
+    // A typed key is always JSON, so its value reads back as what was set.
+    if (key instanceof KeyDefinition) return this.#native.setValue(key.key, encode(value, 'value'))
     nonEmptyString('key', key)
     this.#native.setValue(key, typeof value === 'string' ? value : encode(value, 'value'))
   }
 
+  /** The stored string, or with a `keyDef` its parsed value; `null` when unset. */
   getValue(key) {
+    if (key instanceof KeyDefinition) return key.parse(this.#native.getValue(key.key) ?? null)
     return this.#native.getValue(nonEmptyString('key', key)) ?? null
   }
 
   clearValue(key) {
+    if (key instanceof KeyDefinition) key = key.key
     this.#native.clearValue(nonEmptyString('key', key))
   }
 
@@ -228,6 +239,11 @@ class OrchestrationContext {
   traceWarn(message) { this.#native.trace('warn', String(message)) }
   traceError(message) { this.#native.trace('error', String(message)) }
   traceDebug(message) { this.#native.trace('debug', String(message)) }
+}
+
+// Methods taking typed definitions (defineActivity, defineEvent, ...).
+for (const [name, fn] of Object.entries(typedMethods)) {
+  Object.defineProperty(OrchestrationContext.prototype, name, { value: fn, writable: true, configurable: true })
 }
 
 // Typed aliases: results already arrive parsed, so they are the same tasks.

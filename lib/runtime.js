@@ -17,22 +17,7 @@ const { ActivityContext } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
 const { string, number, func } = require('./validate')
 const { RuntimeEvents } = require('./runtime-events')
-
-const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
-
-/**
- * Orchestrations are generator functions; anything else (an async function,
- * a plain function) would fail every instance at its first turn, so it is
- * refused at registration. Bound generator functions keep their prototype.
- */
-function generatorFunction(name, fn) {
-  func('orchestration', fn)
-  if (fn instanceof GeneratorFunction) return fn
-  const kind = Object.getPrototypeOf(fn).constructor?.name === 'AsyncFunction' ? 'an async function' : describe(fn)
-  throw new InvalidArgumentError(
-    `orchestration '${name}' must be a generator function (function*), got ${kind}; orchestrations yield ctx tasks, they do not await`,
-  )
-}
+const { ActivityDefinition, OrchestrationDefinition, generatorFunction } = require('./definitions')
 
 /** Copies an options object for Rust, dropping `undefined` and refusing what JSON cannot carry. */
 function optionValue(path, value) {
@@ -73,6 +58,13 @@ function thrownMessage(who, err) {
   }
   return `${who} threw a non-Error value: ${shown}`
 }
+
+/**
+ * Key of the hook `duroxide-node/testing` replays through (lib/testing/replay.js):
+ * the native runtime and orchestration callbacks over a generator table of the
+ * caller's, so a replay neither needs the runtime started nor touches its own.
+ */
+const replayBridge = Symbol('duroxide-node replay bridge')
 
 function isIterator(value) {
   return value != null && typeof value.next === 'function' && typeof value.throw === 'function'
@@ -128,6 +120,25 @@ class Runtime {
     return this
   }
 
+  /**
+   * Registers typed definitions (`defineActivity`, `defineOrchestration`)
+   * through the string-named calls above. Returns the runtime.
+   */
+  register(...defs) {
+    defs.forEach((def, i) => {
+      if (def instanceof ActivityDefinition) this.registerActivity(def.name, def.fn)
+      else if (def instanceof OrchestrationDefinition) {
+        if (def.version === undefined) this.registerOrchestration(def.name, def.fn)
+        else this.registerOrchestrationVersioned(def.name, def.version, def.fn)
+      } else {
+        throw new InvalidArgumentError(
+          `register(): argument ${i} is ${describe(def)}, not an activity or orchestration definition (events, status and keys need no registration)`,
+        )
+      }
+    })
+    return this
+  }
+
   /** Resolves once dispatching has begun. */
   async start() {
     this.#starting = call(() =>
@@ -180,25 +191,36 @@ class Runtime {
     return this.#native.effectiveOptions()
   }
 
+  /** @internal See `replayBridge`. */
+  [replayBridge]() {
+    const generators = new Map()
+    return {
+      native: this.#native,
+      orchestrationStep: (c) => this.#orchestrationStep(c, generators),
+      orchestrationDispose: (id) => { generators.delete(id) },
+    }
+  }
+
   // ---- orchestration bridge --------------------------------------------------
-  #orchestrationStep(c) {
+  #orchestrationStep(c, generators = this.#generators) {
     try {
-      if (c.start) return this.#startGenerator(c.invocation, c.start)
-      const entry = this.#generators.get(c.invocation)
+      if (c.start) return this.#startGenerator(c.invocation, c.start, generators)
+      const entry = generators.get(c.invocation)
       if (!entry) return { throw: `internal: no generator for invocation ${c.invocation}` }
       let value
       try {
-        value = decodeOutcome(c.outcome)
+        // The task yielded last decides what its outcome evaluates to.
+        value = entry.task ? entry.task.settle(c.outcome) : decodeOutcome(c.outcome)
       } catch (err) {
-        return this.#advance(c.invocation, entry, () => entry.iterator.throw(err))
+        return this.#advance(c.invocation, entry, () => entry.iterator.throw(err), generators)
       }
-      return this.#advance(c.invocation, entry, () => entry.iterator.next(value))
+      return this.#advance(c.invocation, entry, () => entry.iterator.next(value), generators)
     } catch (err) {
       return { throw: `internal bridge error: ${messageOf(err)}` }
     }
   }
 
-  #startGenerator(invocation, s) {
+  #startGenerator(invocation, s, generators) {
     const versions = this.#orchestrations.get(s.orchestrationName)
     const fn = versions && versions.get(s.orchestrationVersion)
     if (!fn) {
@@ -220,20 +242,20 @@ class Runtime {
       return { throw: `orchestration '${s.orchestrationName}' must be a generator function (function*); it returned ${describe(iterator)}` }
     }
     const entry = { iterator, who }
-    this.#generators.set(invocation, entry)
-    return this.#advance(invocation, entry, () => iterator.next())
+    generators.set(invocation, entry)
+    return this.#advance(invocation, entry, () => iterator.next(), generators)
   }
 
-  #advance(invocation, entry, step) {
+  #advance(invocation, entry, step, generators) {
     let r
     try {
       r = step()
     } catch (err) {
-      this.#generators.delete(invocation)
+      generators.delete(invocation)
       return { throw: thrownMessage(entry.who, err) }
     }
     if (r.done) {
-      this.#generators.delete(invocation)
+      generators.delete(invocation)
       try {
         return { return: encode(r.value, 'orchestration result') }
       } catch (err) {
@@ -241,11 +263,12 @@ class Runtime {
       }
     }
     if (!(r.value instanceof Task)) {
-      this.#generators.delete(invocation)
+      generators.delete(invocation)
       return {
         throw: `orchestration yielded ${describe(r.value)}, which is not a task; yield a task from ctx (scheduleActivity, scheduleTimer, waitForEvent, all, race, ...)`,
       }
     }
+    entry.task = r.value
     return { yield: r.value.descriptor }
   }
 
@@ -289,4 +312,4 @@ Runtime.prototype.registerActivityTyped = Runtime.prototype.registerActivity
 Runtime.prototype.registerOrchestrationTyped = Runtime.prototype.registerOrchestration
 Runtime.prototype.registerOrchestrationVersionedTyped = Runtime.prototype.registerOrchestrationVersioned
 
-module.exports = { Runtime }
+module.exports = { Runtime, replayBridge }

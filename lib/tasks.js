@@ -35,6 +35,35 @@ class Task {
     this.descriptor.tag = tag
     return this
   }
+
+  /**
+   * The value this task's outcome evaluates to in the generator (the driver
+   * calls it with the outcome from Rust); throws for a failure.
+   */
+  settle(outcome) {
+    return decodeOutcome(outcome)
+  }
+
+  /**
+   * `yield* task` yields this one task and evaluates to its result, so
+   * TypeScript infers the result from the task's type (a plain `yield` is
+   * `any`). The driver sees the same single task either way.
+   */
+  *[Symbol.iterator]() {
+    return yield this
+  }
+}
+
+/**
+ * `ctx.join()`: an `all` whose result is the tasks' values in order; the
+ * first failure in task order is thrown as that task alone would throw it,
+ * once every task has finished.
+ */
+class JoinTask extends Task {
+  settle(outcome) {
+    if (!outcome || !Array.isArray(outcome.all)) return decodeOutcome(outcome)
+    return outcome.all.map((o) => decodeOutcome(o))
+  }
 }
 
 /**
@@ -69,4 +98,4 @@ function descriptorsOf(what, tasks) {
   })
 }
 
-module.exports = { Task, decodeOutcome, descriptorsOf }
+module.exports = { Task, JoinTask, decodeOutcome, descriptorsOf }

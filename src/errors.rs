@@ -21,6 +21,10 @@
 //! | `Provider`        | `ProviderError`       | `ERR_PROVIDER`        |
 //! | `RuntimeState`    | `RuntimeStateError`   | `ERR_RUNTIME_STATE`   |
 //! | `Internal`        | `DuroxideError`       | `ERR_INTERNAL`        |
+//!
+//! Two codes are raised by the JS layer alone and have no variant here:
+//! `ERR_ORCHESTRATION_FAILED` (a typed wait on a failed instance) and
+//! `ERR_ABORTED` (a client wait ended by its `AbortSignal`, `lib/client-waits.js`).
 
 use std::fmt;
 

@@ -17,7 +17,8 @@
 //!   hygiene, counters, health, events, livelock watchdog).
 //! - `provider_errors.rs`: what a store's error means (deadlock, lost lock, ...).
 //! - `runtime_metrics.rs`: the counters `metricsSnapshot()` returns.
-//! - `testing/`: `TestEnv`'s store, a provider layer of virtual time.
+//! - `testing/`: the native half of `duroxide-node/testing` (the replay check,
+//!   `TestEnv`'s store with a provider layer of virtual time).
 #![deny(clippy::all)]
 // napi-rs registers the `#[napi]` exports only outside `cargo test`, so there
 // every export would read as dead; the library build reports dead code.

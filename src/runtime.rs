@@ -172,6 +172,24 @@ impl Core {
     }
 }
 
+impl NativeRuntime {
+    /// The crate's registries of this runtime's handlers over `bridge`, for
+    /// the replay check (`testing/replay.rs`), which drives them itself.
+    pub(crate) fn registries(
+        &self,
+        bridge: &Arc<Bridge>,
+    ) -> (
+        duroxide::runtime::registry::ActivityRegistry,
+        duroxide::runtime::registry::OrchestrationRegistry,
+    ) {
+        self.core
+            .registrations
+            .lock()
+            .expect("registrations lock")
+            .build(bridge)
+    }
+}
+
 #[napi]
 impl NativeRuntime {
     /// Validates every option now, so a typo fails at construction, not at start.

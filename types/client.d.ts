@@ -1,6 +1,18 @@
 // Client (lib/client*.js) and the shapes its methods resolve with.
 import type { ErrorCategory } from './errors'
 import type { Provider } from './providers'
+import type {
+  AnyOrchestrationDefinition,
+  EventDefinition,
+  EventPayloadIn,
+  InputArgs,
+  InputOf,
+  Jsonified,
+  KeyDefinition,
+  ListFilter,
+  OrchestrationHandle,
+  WaitOptions,
+} from './definitions'
 
 /** Status of an instance as `getStatus` reports it. */
 export type OrchestrationStatusName = 'Running' | 'Completed' | 'Failed' | 'NotFound'
@@ -89,6 +101,22 @@ export type HistoryEventKind =
   | 'KeyValueSet'
   | 'KeyValueCleared'
   | 'KeyValuesCleared'
+
+/**
+ * One execution's history as `client.exportHistory` returns it: plain JSON
+ * (write it to a file with `JSON.stringify`), lossless, for the replay check
+ * of `duroxide-node/testing` (`replayHistory`, `importHistory`).
+ */
+export interface ExportedHistory {
+  format: 'duroxide-history'
+  formatVersion: 1
+  instanceId: string
+  executionId: number
+  orchestrationName: string
+  orchestrationVersion: string
+  /** The crate's own serialized events, oldest first; opaque to applications. */
+  events: unknown[]
+}
 
 /** One entry of `readExecutionHistory(id, executionId)`. */
 export interface HistoryEvent {
@@ -192,7 +220,11 @@ export interface OrchestrationStats {
  * a Runtime in the same process. Payloads are sent as JSON (`undefined` as
  * `null`). Every method returns a Promise that rejects with a `DuroxideError`.
  */
-export declare class Client {
+export declare class Client<TOrchestrations extends AnyOrchestrationDefinition = AnyOrchestrationDefinition> {
+  /**
+   * `TOrchestrations` limits which definitions `start` takes:
+   * `new Client<Registered<typeof rt>>(provider)` accepts only what `rt.register(...)` registered.
+   */
   constructor(provider: Provider)
 
   /** Starts `name` (its latest registered version) as `instanceId`. */
@@ -208,6 +240,8 @@ export declare class Client {
    * `TimeoutError`, or `NotFoundError` if nothing with this id exists by then.
    */
   waitForOrchestration(instanceId: string, timeoutMs?: number): Promise<OrchestrationStatus<any>>
+  /** `waitForOrchestration` with options: a `signal` ends the wait with `AbortError` (`ERR_ABORTED`). */
+  waitForOrchestration(instanceId: string, options: WaitOptions): Promise<OrchestrationStatus<any>>
   /**
    * Resolves with the status once `customStatusVersion > lastSeenVersion`,
    * polling every `pollIntervalMs` (default 500); rejects with `TimeoutError`
@@ -219,6 +253,8 @@ export declare class Client {
     pollIntervalMs?: number,
     timeoutMs?: number,
   ): Promise<OrchestrationStatus<string>>
+  /** `waitForStatusChange` with options (`pollIntervalMs`, `timeoutMs`, `signal`). */
+  waitForStatusChange(instanceId: string, lastSeenVersion: number, options: WaitOptions): Promise<OrchestrationStatus<string>>
 
   /** Raises a one-shot event the instance receives with `ctx.waitForEvent(name)`. */
   raiseEvent(instanceId: string, eventName: string, data?: unknown): Promise<void>
@@ -233,8 +269,14 @@ export declare class Client {
 
   /** The instance's KV value for `key`, or `null` when unset. */
   getValue(instanceId: string, key: string): Promise<string | null>
+  /** A typed key's value (`defineKey`) parsed, or `null` when unset. */
+  getValue<T>(instanceId: string, key: KeyDefinition<T>): Promise<Jsonified<T> | null>
   /** Resolves with the value once `key` is set; rejects with `TimeoutError` after `timeoutMs` (default 30000). */
   waitForValue(instanceId: string, key: string, timeoutMs?: number): Promise<string>
+  /** `waitForValue` with options (`timeoutMs`, `signal`). */
+  waitForValue(instanceId: string, key: string, options: WaitOptions): Promise<string>
+  /** `waitForValue` of a typed key, parsed. */
+  waitForValue<T>(instanceId: string, key: KeyDefinition<T>, options?: number | WaitOptions): Promise<Jsonified<T>>
   /** Every KV key of the instance with its value. */
   getKvAllValues(instanceId: string): Promise<Record<string, string>>
 
@@ -257,6 +299,13 @@ export declare class Client {
   listExecutions(instanceId: string): Promise<number[]>
   /** The events of one execution, oldest first. */
   readExecutionHistory(instanceId: string, executionId: number): Promise<HistoryEvent[]>
+  /**
+   * One execution's history (default: the current one) in a lossless,
+   * JSON-serialisable form, to replay against new code with
+   * `duroxide-node/testing` (e.g. captured from production, checked in CI).
+   * Rejects with ERR_NOT_FOUND for an unknown instance or execution.
+   */
+  exportHistory(instanceId: string, executionId?: number): Promise<ExportedHistory>
   /** The instance and its descendant sub-orchestrations. */
   getInstanceTree(instanceId: string): Promise<InstanceTree>
   /**
@@ -285,7 +334,25 @@ export declare class Client {
    * `OrchestrationFailedError` if it failed, `TimeoutError` after `timeoutMs`
    * (default 30000).
    */
-  waitForOrchestrationTyped<TOut = any>(instanceId: string, timeoutMs?: number): Promise<TOut>
+  waitForOrchestrationTyped<TOut = any>(instanceId: string, timeoutMs?: number | WaitOptions): Promise<TOut>
+
+  // ---- typed definitions (defineOrchestration, defineEvent) ----
+  /**
+   * Starts `orchestration` (its pinned version, if any) as `instanceId` with
+   * a checked `input`; resolves with a typed handle.
+   */
+  start<D extends TOrchestrations>(orchestration: D, instanceId: string, ...input: InputArgs<InputOf<D>>): Promise<OrchestrationHandle<D>>
+  /** A typed handle on an instance started earlier; nothing is read until a method is called. */
+  handle<D extends TOrchestrations>(orchestration: D, instanceId: string): OrchestrationHandle<D>
+  /** Raises `event` with a checked payload; rejects `NotFoundError` for an instance that does not exist. */
+  raise<E extends EventDefinition<any>>(instanceId: string, event: E, ...payload: InputArgs<EventPayloadIn<E>>): Promise<void>
+  /** Appends to `event`'s mailbox (`ctx.dequeue(event)`); rejects `NotFoundError` as `raise`. */
+  enqueue<E extends EventDefinition<any>>(instanceId: string, event: E, ...payload: InputArgs<EventPayloadIn<E>>): Promise<void>
+  /**
+   * Instances as `InstanceInfo`, newest first, read a page (`pageSize`,
+   * default 100) at a time: `for await (const info of client.list({ status: 'Running' }))`.
+   */
+  list(filter?: ListFilter): AsyncIterableIterator<InstanceInfo>
 }
 
 // Only the declarations marked `export` above are exported.

@@ -10,6 +10,7 @@ export type DuroxideErrorCode =
   | 'ERR_PROVIDER'
   | 'ERR_RUNTIME_STATE'
   | 'ERR_ORCHESTRATION_FAILED'
+  | 'ERR_ABORTED'
   | 'ERR_INTERNAL'
 
 /** Second argument of the error constructors. */
@@ -71,6 +72,16 @@ export declare class OrchestrationFailedError extends DuroxideError {
   instanceId?: string
   /** Why it failed (set by `waitForOrchestrationTyped`). */
   errorCategory?: ErrorCategory
+}
+
+/**
+ * `ERR_ABORTED`: a client wait given an `AbortSignal` was ended by it. `name`
+ * is `'AbortError'`, as code checking for aborts expects; `cause` is the
+ * signal's reason.
+ */
+export declare class AbortError extends DuroxideError {
+  constructor(message: string, options?: DuroxideErrorOptions)
+  code: 'ERR_ABORTED'
 }
 
 /** The category of an orchestration failure. */

@@ -1,5 +1,14 @@
 // Orchestration side: tasks, retry policies and the OrchestrationContext
-// (lib/tasks.js, lib/orchestration-context.js).
+// (lib/tasks.js, lib/orchestration-context.js, lib/orchestration-typed.js).
+import type {
+  ActivityDefinition,
+  EventDefinition,
+  InputArgs,
+  Jsonified,
+  KeyDefinition,
+  OrchestrationDefinition,
+  StatusDefinition,
+} from './definitions'
 
 // Phantom key carrying a task's result type. It is not exported, so only the
 // context's methods can produce a Task: a hand-made object is not one.
@@ -12,11 +21,14 @@ declare const taskResult: unique symbol
  * the failure (activity error text, sub-orchestration failure, ...).
  *
  * TypeScript cannot type the value of a `yield` expression per task (it is
- * `any`); annotate it (`const n: number = yield task`) or use `TaskResult`.
+ * `any`); `yield* task` is typed: it yields the same single task and
+ * evaluates to `T`. Or annotate (`const n: number = yield task`).
  */
 export interface Task<T = any> {
   /** @internal the result type; not a runtime property. */
   readonly [taskResult]: T
+  /** `yield* task`: yields this task once and evaluates to its result, typed. */
+  [Symbol.iterator](): Generator<Task<T>, T, any>
 }
 
 /** An activity task: can be routed to tagged workers before it is yielded. */
@@ -96,6 +108,30 @@ export interface RetryPolicy {
   backoff?: Backoff | undefined
 }
 
+/** `ctx.race(a, b, ...)`: `{ index, value }` discriminated by `index`, each `value` typed by its task. */
+export type RaceOf<Ts extends readonly Task<any>[]> = {
+  [K in keyof Ts]: { index: K extends `${infer N extends number}` ? N : number; value: TaskResult<Ts[K]> }
+}[number]
+
+/** `ctx.join([...])`: the tasks' values, position by position. */
+export type JoinOf<Ts extends readonly Task<any>[]> = { -readonly [K in keyof Ts]: TaskResult<Ts[K]> }
+
+/** Options of `ctx.call(activity, input, options)`. */
+export interface CallOptions {
+  /** Retries the activity per this policy before the task fails. */
+  retry?: RetryPolicy | undefined
+  /** Runs the activity on the worker that owns this session. */
+  sessionId?: string | undefined
+  /** Routes the activity to workers whose tag filter accepts it (not with `retry`). */
+  tag?: string | undefined
+}
+
+/** Options of `ctx.callOrchestration(def, input, options)`. */
+export interface CallOrchestrationOptions {
+  /** The child's instance id (default: derived from the parent's). */
+  instanceId?: string | undefined
+}
+
 /** Options of `scheduleActivity`. */
 export interface ScheduleActivityOptions {
   /** Runs the activity on the worker that owns this session (session affinity). */
@@ -108,7 +144,7 @@ export interface ScheduleActivityOptions {
  * replay-safe. Orchestration code must be deterministic: take time, random
  * ids and I/O from tasks (`utcNow`, `newGuid`, activities), never directly.
  */
-export declare class OrchestrationContext {
+export declare class OrchestrationContext<TInput = unknown> {
   private constructor()
   /** The instance being run. */
   readonly instanceId: string
@@ -156,10 +192,13 @@ export declare class OrchestrationContext {
   /** The current time in epoch ms, recorded once and replayed. */
   utcNow(): Task<number>
 
-  /** Restarts this instance with `input` and a fresh history; the `yield` never returns. */
-  continueAsNew(input?: unknown): Task<never>
+  /**
+   * Restarts this instance with `input` and a fresh history; the `yield` never
+   * returns. In a typed orchestration `input` has the orchestration's input type.
+   */
+  continueAsNew(...input: InputArgs<TInput>): Task<never>
   /** `continueAsNew` onto another registered semver `version`. */
-  continueAsNewVersioned(input: unknown, version: string): Task<never>
+  continueAsNewVersioned(input: TInput, version: string): Task<never>
 
   /** Reads another instance's KV value; yields the string or `null`. */
   getValueFromInstance(instanceId: string, key: string): Task<string | null>
@@ -174,8 +213,34 @@ export declare class OrchestrationContext {
    * cancelled (an activity's `ctx.signal` aborts). Takes tasks as arguments
    * or as one array; at least one. `all` and `race` nest in each other.
    */
+  race<const Ts extends readonly [Task<any>, ...Task<any>[]]>(...tasks: Ts): Task<RaceOf<Ts>>
   race(first: Task<any>, ...rest: Task<any>[]): Task<RaceResult<any>>
   race(tasks: readonly Task<any>[]): Task<RaceResult<any>>
+
+  // ---- typed definitions (defineActivity, defineEvent, defineOrchestration) ----
+  /**
+   * Runs an activity definition: `yield* ctx.call(charge, order)` is the
+   * activity's output as it survives JSON. Same task as `scheduleActivity`
+   * (`scheduleActivityWithRetry[OnSession]` with `retry`).
+   */
+  call<I, O>(activity: ActivityDefinition<I, O>, input: NoInfer<I>, options?: CallOptions): Task<Jsonified<O>>
+  /** Runs a child orchestration definition (its pinned version, if any) and yields its output. */
+  callOrchestration<I, O>(orchestration: OrchestrationDefinition<I, O, any>, input: NoInfer<I>, options?: CallOrchestrationOptions): Task<Jsonified<O>>
+  /** Starts an independent instance of a definition (fire-and-forget); yields `null`. */
+  startDetached<I>(orchestration: OrchestrationDefinition<I, any, any>, instanceId: string, input: NoInfer<I>): Task<null>
+  /** A durable timer of `delayMs`; yields `null` (same as `scheduleTimer`). */
+  timer(delayMs: number): Task<null>
+  /** Waits for an event definition's one-shot event (`client.raise`); yields its payload. */
+  waitFor<T>(event: EventDefinition<T>): Task<Jsonified<T>>
+  /** Takes the next message of an event definition's mailbox (`client.enqueue`). */
+  dequeue<T>(event: EventDefinition<T>): Task<Jsonified<T>>
+  /**
+   * Waits for every task and yields their values as a tuple
+   * (`const [r, t] = yield* ctx.join([ctx.call(charge, o), ctx.timer(10)])`).
+   * Once all are done, throws the first failure in task order, as that task
+   * alone would. `all()` is the variant that never throws (`{ ok } | { err }`).
+   */
+  join<const Ts extends readonly Task<any>[]>(tasks: Ts): Task<JoinOf<Ts>>
 
   // Typed variants: the same tasks, with result types for TaskResult<> and docs.
   /** `scheduleActivity` with typed input and result. */
@@ -208,10 +273,14 @@ export declare class OrchestrationContext {
 
   /** Sets the custom status clients see in `getStatus` (at most `MAX_CUSTOM_STATUS_BYTES`). */
   setCustomStatus(status: string): void
+  /** Sets the custom status to `value` as JSON (`defineStatus`); typed handles parse it. */
+  setCustomStatus<T>(status: StatusDefinition<T>, value: NoInfer<T>): void
   /** Clears the custom status. */
   resetCustomStatus(): void
   /** The custom status as last set, or `null`. */
   getCustomStatus(): string | null
+  /** The custom status parsed as `status` defines it, or `null`. */
+  getCustomStatus<T>(status: StatusDefinition<T>): Jsonified<T> | null
 
   /**
    * Stores a KV value readable by clients and other instances. Strings are
@@ -219,10 +288,14 @@ export declare class OrchestrationContext {
    * `MAX_KV_VALUE_BYTES` per value.
    */
   setValue(key: string, value: unknown): void
+  /** Stores a typed key's value as JSON (a string too, so it reads back as set). */
+  setValue<T>(key: KeyDefinition<T>, value: NoInfer<T>): void
   /** The stored string, or `null`. */
   getValue(key: string): string | null
+  /** A typed key's value parsed, or `null`. */
+  getValue<T>(key: KeyDefinition<T>): Jsonified<T> | null
   /** Removes one key. */
-  clearValue(key: string): void
+  clearValue(key: string | KeyDefinition<any>): void
   /** Removes every key. */
   clearAllValues(): void
   /** Every key and its stored string. */

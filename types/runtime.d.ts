@@ -3,6 +3,8 @@ import type { ActivityFunction } from './activity'
 import type { EffectiveOptions, RuntimeOptions } from './options'
 import type { OrchestrationFunction } from './orchestration'
 import type { Provider } from './providers'
+import type { AnyDefinition } from './definitions'
+import { registeredDefinitions } from './definitions'
 
 /** Counters of a runtime (`runtime.metricsSnapshot()`), cumulative since start. */
 export interface MetricsSnapshot {
@@ -105,12 +107,21 @@ export interface RuntimeHealth {
  * everything, then `start()`; `shutdown()` when done. Registrations belong to
  * this Runtime: two Runtimes may register different functions under one name.
  */
-export declare class Runtime {
+export declare class Runtime<TRegistered extends AnyDefinition = never> {
+  /** @internal what `register` registered (types only; see `Registered<typeof rt>`). */
+  readonly [registeredDefinitions]?: TRegistered
   /**
    * Validates `options` at once: an unknown or invalid option throws
    * `InvalidOptionError` naming it. Nothing starts until `start()`.
    */
   constructor(provider: Provider, options?: RuntimeOptions)
+
+  /**
+   * Registers typed definitions (`defineActivity`, `defineOrchestration`).
+   * Returns the runtime, typed with what it registered so that
+   * `new Client<Registered<typeof rt>>(provider)` only starts those.
+   */
+  register<const D extends readonly AnyDefinition[]>(...definitions: D): Runtime<TRegistered | D[number]>
 
   /** Registers an activity under `name`. Returns the runtime for chaining. */
   registerActivity<TInput = any, TOutput = any>(name: string, fn: ActivityFunction<TInput, TOutput>): this

@@ -33,6 +33,7 @@ export function handle(err: unknown): string {
       case 'ERR_PROVIDER':
       case 'ERR_RUNTIME_STATE':
       case 'ERR_ORCHESTRATION_FAILED':
+      case 'ERR_ABORTED':
       case 'ERR_INTERNAL':
         return code
       default: {

@@ -1,9 +1,8 @@
 'use strict'
 // The CLI's own failure kinds. Store and library errors keep the package's
 // DuroxideError codes; these two add what only a command line has: a command
-// line that cannot be run (exit 2 with the usage text) and a command this
-// build does not have (exit 2, no usage text: the command line was right),
-// and a confirmation answered no (exit 1).
+// line that cannot be run (exit 2 with the usage text) and a confirmation
+// answered no (exit 1).
 const { DuroxideError } = require('../..')
 
 /** A command line that cannot be run as typed. `usage` is the text to print after the message. */
@@ -11,13 +10,6 @@ class UsageError extends DuroxideError {
   constructor(message, usage) {
     super(message, 'ERR_INVALID_ARGUMENT')
     this.usage = usage
-  }
-}
-
-/** A command this build does not provide (e.g. `replay` without `duroxide-node/testing`). */
-class NotAvailableError extends DuroxideError {
-  constructor(message) {
-    super(message, 'ERR_NOT_AVAILABLE')
   }
 }
 
@@ -30,4 +22,4 @@ class AbortedError extends DuroxideError {
 
 const EXIT = Object.freeze({ OK: 0, FAILED: 1, USAGE: 2 })
 
-module.exports = { UsageError, NotAvailableError, AbortedError, EXIT }
+module.exports = { UsageError, AbortedError, EXIT }

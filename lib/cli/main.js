@@ -2,11 +2,11 @@
 // The CLI's entry: picks the command, parses its arguments, opens the store,
 // runs the command and prints its result (a table, or one JSON document with
 // --json). Exit codes: 0 done, 1 the command failed (the error's `code` is
-// printed), 2 the command line is wrong or the command is not available.
+// printed), 2 the command line is wrong.
 const { parseCommand, COMMON_HELP } = require('./args')
 const { storeTarget, openStore } = require('./store')
 const { printJson } = require('./output')
-const { UsageError, NotAvailableError, EXIT } = require('./errors')
+const { UsageError, EXIT } = require('./errors')
 const { Client } = require('../..')
 
 const COMMANDS = [
@@ -32,7 +32,7 @@ ${COMMON_HELP}
 
 Only raise, cancel, delete and prune write; delete and prune ask first on a
 terminal and need --yes otherwise. Run 'duroxide-node <command> --help' for
-a command's options. Exit codes: 0 ok, 1 failed, 2 usage or not available.`
+a command's options. Exit codes: 0 ok, 1 failed or diverged (replay), 2 usage.`
 
 /**
  * Runs one command line. `io` = `{ stdin, stdout, stderr, env }`; resolves
@@ -83,7 +83,7 @@ function reportError(err, wantsJson, io) {
   }
   // With --json stderr stays one JSON document; the message names the problem.
   if (usage && !wantsJson) io.stderr.write(`\n${usage}\n`)
-  return err instanceof UsageError || err instanceof NotAvailableError ? EXIT.USAGE : EXIT.FAILED
+  return err instanceof UsageError ? EXIT.USAGE : EXIT.FAILED
 }
 
 module.exports = { main, COMMANDS, USAGE }

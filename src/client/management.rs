@@ -105,7 +105,7 @@ fn settled(
     }
 }
 
-fn execution_id(value: f64) -> BridgeResult<u64> {
+pub(super) fn execution_id(value: f64) -> BridgeResult<u64> {
     if value.is_finite() && value >= 1.0 && value.fract() == 0.0 && value <= i64::MAX as f64 {
         Ok(value as u64)
     } else {

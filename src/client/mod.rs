@@ -5,17 +5,20 @@
 //! parses them once).
 //!
 //! The methods are split by topic: this file starts and watches instances;
-//! `kv.rs`, `stats.rs`, `management.rs` and `retention.rs` add further `impl` blocks.
+//! `kv.rs`, `stats.rs`, `management.rs`, `retention.rs` and `export.rs` add further `impl` blocks.
 //! `bounded.rs` bounds every store call, so a client never hangs on a database
 //! that is down.
 
 mod bounded;
+mod export;
 mod history;
 mod kv;
 mod management;
 mod pending;
 mod retention;
 mod stats;
+
+pub(crate) use management::HistoryEvent;
 
 use std::sync::Arc;
 use std::time::Duration;

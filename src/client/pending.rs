@@ -102,13 +102,19 @@ impl NativeClient {
                     pending_start_postgres(pool, schema, instance_id).await
                 }
             };
-            Some(match pending {
-                Ok(Some(start)) => self.waiting_start(instance_id, timeout_ms, &start),
-                _ => BridgeError::NotFound(format!(
+            if let Ok(Some(start)) = pending {
+                return Some(self.waiting_start(instance_id, timeout_ms, &start));
+            }
+            // The first turn may have committed (taking the start off the
+            // queue) between the status read and the queue read: only a
+            // second NotFound means nothing was started.
+            match self.inner.get_orchestration_status(instance_id).await {
+                Ok(OrchestrationStatus::NotFound) => Some(BridgeError::NotFound(format!(
                     "instance '{instance_id}' not found: nothing with this id was started \
                      within {timeout_ms} ms"
-                )),
-            })
+                ))),
+                _ => None,
+            }
         };
         tokio::time::timeout(DIAGNOSIS, look)
             .await

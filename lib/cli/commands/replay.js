@@ -1,13 +1,14 @@
 'use strict'
 // `replay --module <file>`: the deploy gate. Replays stored instances against
 // today's orchestration code (the module's `register(runtime)`) with
-// `replayInstances` from `duroxide-node/testing`. That export is looked up
-// when the command runs; a build without it reports ERR_NOT_AVAILABLE.
+// `replayInstances` from `duroxide-node/testing`: histories are only read and
+// replayed; no activity runs and nothing is written.
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { Runtime, InvalidArgumentError } = require('../../..')
 const { INSTANCE_STATUSES, statusOption } = require('../statuses')
-const { UsageError, NotAvailableError } = require('../errors')
+const { UsageError } = require('../errors')
+const { replayInstances } = require('../../testing/replay')
 const { intOption } = require('../args')
 const { table } = require('../output')
 
@@ -21,8 +22,9 @@ const command = {
   --status <status>   only instances whose current execution is ${INSTANCE_STATUSES.join(', ')}
   --limit <n>         at most n instances
 
-  Needs duroxide-node/testing (replayInstances); exits 2 when this build has none.
-  Nothing is executed or written: histories are only read and replayed.`,
+  Replays the current execution of each instance against the module's code
+  (replayInstances of duroxide-node/testing). Exit 1 when any diverges, 0 when
+  all replay clean. Nothing is executed or written: histories are only read.`,
   options: { module: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
   positionals: [],
 
@@ -30,13 +32,7 @@ const command = {
     if (values.module === undefined) throw new UsageError('replay: missing --module <file>', command.usage)
     const status = statusOption(command, values.status)
     const limit = intOption(command, 'limit', values.limit, { min: 1 })
-    const replayInstances = loadReplayInstances()
-    if (!replayInstances) {
-      throw new NotAvailableError(
-        'replay is not available in this build: duroxide-node/testing with replayInstances is not installed',
-      )
-    }
-    return { replayInstances, status, limit }
+    return { status, limit }
   },
 
   async run({ provider, values, prepared }) {
@@ -55,7 +51,7 @@ const command = {
     const runtime = new Runtime(provider)
     await register(runtime)
     const { status, limit } = prepared
-    const results = await prepared.replayInstances(provider, runtime, {
+    const results = await replayInstances(provider, runtime, {
       ...(status === undefined ? {} : { status }),
       ...(limit === undefined ? {} : { limit }),
     })
@@ -84,23 +80,6 @@ const command = {
       { key: 'why', title: 'DIVERGENCE' },
     ], rows) + `${r.checked} checked, ${r.diverged} diverged\n`
   },
-}
-
-/** `replayInstances` of the package's testing export, or null when this build has none. */
-function loadReplayInstances() {
-  let testing
-  try {
-    // The package's own name: resolves through package.json "exports".
-    testing = require('duroxide-node/testing')
-  } catch (err) {
-    // Only the export itself missing means "not in this build"; a testing
-    // module that fails to load is a bug to report, not hide.
-    const missing = err && (err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' ||
-      (err.code === 'MODULE_NOT_FOUND' && String(err.message).includes('duroxide-node/testing')))
-    if (missing) return null
-    throw err
-  }
-  return typeof testing.replayInstances === 'function' ? testing.replayInstances : null
 }
 
 module.exports = command
