@@ -374,3 +374,6 @@ impl Subject {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

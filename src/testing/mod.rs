@@ -12,8 +12,6 @@
 
 mod clock;
 pub(crate) mod divergence;
-#[cfg(test)]
-mod divergence_tests;
 pub(crate) mod entries;
 pub(crate) mod replay;
 pub(crate) mod test_store;

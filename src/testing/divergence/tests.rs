@@ -1,7 +1,7 @@
 //! The divergence checks over pure-Rust handlers: one recorded history,
 //! replayed against code that matches it and code changed in each way.
 
-use super::divergence::*;
+use super::*;
 use duroxide::runtime::registry::OrchestrationRegistry;
 use duroxide::OrchestrationContext;
 use duroxide::{Event, EventKind};
