@@ -10,12 +10,12 @@ use duroxide::providers::{Provider, ProviderError};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
+use super::clock::{Busy, Clock};
 use crate::errors::{BridgeError, BridgeResult, ErrorCode, Settled};
 use crate::providers::layer::Stacked;
 use crate::providers::sqlite::sqlite_in_memory_with;
 use crate::providers::NativeProvider;
 use crate::rules;
-use super::clock::{Busy, Clock};
 
 /// How often a wait for idle looks again.
 const IDLE_POLL: Duration = Duration::from_millis(2);
