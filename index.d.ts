@@ -82,25 +82,8 @@ export { PostgresProvider, SqliteProvider } from './types/providers'
 export type { MetricsSnapshot, RuntimeEvent, RuntimeEventType, RuntimeHealth } from './types/runtime'
 export { Runtime } from './types/runtime'
 
-import type { LogFormat, LogLevel } from './types/options'
-
-/** Options of `initTracing`. */
-export interface TracingOptions {
-  /** File the logs are appended to (created if missing). */
-  logFile: string
-  /** Verbosity; matched case-insensitively. `RUST_LOG` overrides it. Default `'info'`. */
-  logLevel?: LogLevel | Uppercase<LogLevel> | undefined
-  /** Line format. Default `'compact'`. */
-  logFormat?: LogFormat | undefined
-}
-
-/**
- * Sends runtime logs to `logFile` instead of stderr. Call it once, before the
- * first `runtime.start()`. Throws an error whose message contains
- * `Failed to open log file` for an unusable path, and one containing
- * `Failed to init tracing` when a subscriber is already installed.
- */
-export declare function initTracing(options: TracingOptions): void
+export type { ContextLog, LogRecord, LogSinkStats, StartOptions, TraceContext, TracingOptions } from './types/tracing'
+export { initTracing } from './types/tracing'
 
 /** Most tags in one `workerTagFilter` (from duroxide's `runtime::limits`). */
 export declare const MAX_WORKER_TAGS: number

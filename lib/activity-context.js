@@ -1,10 +1,12 @@
 'use strict'
 // ActivityContext: the first argument of an activity function.
+const { ContextLog } = require('./context-log')
 
 class ActivityContext {
   #native
   #tag
   #makeClient
+  #log
 
   /** @internal */
   constructor(native, call, signal, makeClient) {
@@ -20,6 +22,14 @@ class ActivityContext {
     this.sessionId = call.sessionId ?? null
     /** Aborts when the activity is cancelled (lost race, orchestration ended, shutdown). */
     this.signal = signal
+    /** `{ traceparent, tracestate? }` of the instance that scheduled it, or null. */
+    this.traceContext = call.traceContext ?? null
+  }
+
+  /** Structured logs with the activity's correlation fields. */
+  get log() {
+    this.#log ??= new ContextLog(this.#native)
+    return this.#log
   }
 
   /** The routing tag the activity was scheduled with, or null. */

@@ -81,4 +81,24 @@ function pruneOptionsArg(options) {
   return out
 }
 
-module.exports = { compact, filterArg, pruneOptionsArg }
+/**
+ * The options of a start, as the native trace context (or undefined): only
+ * the types are checked here, the header formats in src/rules.rs.
+ */
+function startOptionsArg(options) {
+  const o = plainObject('options', options)
+  if (!o) return undefined
+  checkKeys('options', o, ['traceparent', 'tracestate'])
+  for (const key of ['traceparent', 'tracestate']) {
+    if (o[key] !== undefined && o[key] !== null && typeof o[key] !== 'string') {
+      throw new InvalidArgumentError(`options.${key} must be a string, got ${describe(o[key])}`)
+    }
+  }
+  if (o.traceparent == null) {
+    if (o.tracestate != null) throw new InvalidArgumentError('options.tracestate needs options.traceparent')
+    return undefined
+  }
+  return o.tracestate == null ? { traceparent: o.traceparent } : { traceparent: o.traceparent, tracestate: o.tracestate }
+}
+
+module.exports = { compact, filterArg, pruneOptionsArg, startOptionsArg }

@@ -127,12 +127,15 @@ class OrchestrationHandle {
 }
 
 const typedClientMethods = {
-  /** Starts `def` (its pinned version, if any) as `instanceId`; resolves with its handle. */
-  async start(def, instanceId, input) {
+  /**
+   * Starts `def` (its pinned version, if any) as `instanceId`; resolves with
+   * its handle. `options` as in startOrchestration (`{ traceparent, tracestate }`).
+   */
+  async start(def, instanceId, input, options) {
     const d = definition(OrchestrationDefinition, 'defineOrchestration', 'start(): orchestration', def)
     string('instanceId', instanceId)
-    if (d.version === undefined) await this.startOrchestration(instanceId, d.name, input)
-    else await this.startOrchestrationVersioned(instanceId, d.name, input, d.version)
+    if (d.version === undefined) await this.startOrchestration(instanceId, d.name, input, options)
+    else await this.startOrchestrationVersioned(instanceId, d.name, input, d.version, options)
     return new OrchestrationHandle(this, d, instanceId)
   },
 

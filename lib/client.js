@@ -5,7 +5,7 @@ const { call, InvalidArgumentError, OrchestrationFailedError, describe } = requi
 const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
 const { string, number, optionalString } = require('./validate')
-const { compact, filterArg, pruneOptionsArg } = require('./client-args')
+const { compact, filterArg, pruneOptionsArg, startOptionsArg } = require('./client-args')
 const waits = require('./client-waits')
 const { typedClientMethods } = require('./client-typed')
 const { KeyDefinition } = require('./definitions')
@@ -29,19 +29,22 @@ class Client {
     this.#native = new native.NativeClient(nativeProviderOf(provider, 'new Client()'))
   }
 
-  async startOrchestration(instanceId, name, input) {
+  /** `options`: `{ traceparent?, tracestate? }` (W3C trace context the instance carries). */
+  async startOrchestration(instanceId, name, input, options) {
     string('instanceId', instanceId)
     string('orchestrationName', name)
     const payload = encode(input, 'input')
-    return call(() => this.#native.startOrchestration(instanceId, name, payload))
+    const trace = startOptionsArg(options)
+    return call(() => this.#native.startOrchestration(instanceId, name, payload, trace))
   }
 
-  async startOrchestrationVersioned(instanceId, name, input, version) {
+  async startOrchestrationVersioned(instanceId, name, input, version, options) {
     string('instanceId', instanceId)
     string('orchestrationName', name)
     string('version', version)
     const payload = encode(input, 'input')
-    return call(() => this.#native.startOrchestrationVersioned(instanceId, name, payload, version))
+    const trace = startOptionsArg(options)
+    return call(() => this.#native.startOrchestrationVersioned(instanceId, name, payload, version, trace))
   }
 
   /** `{ status, output?, error?, customStatus?, customStatusVersion }`; `output` is the raw JSON string. */

@@ -5,6 +5,7 @@
 const { InvalidArgumentError, describe } = require('./errors')
 const { encode } = require('./json')
 const { Task, descriptorsOf } = require('./tasks')
+const { ContextLog } = require('./context-log')
 const { string, number, nonEmptyString, optionalString, nonNegativeNumber } = require('./validate')
 const { StatusDefinition, KeyDefinition } = require('./definitions')
 const { typedMethods } = require('./orchestration-typed')
@@ -31,6 +32,7 @@ function retrySpec(retry) {
 
 class OrchestrationContext {
   #native
+  #log
 
   /** @internal */
   constructor(native, info) {
@@ -39,6 +41,14 @@ class OrchestrationContext {
     this.executionId = info.executionId
     this.orchestrationName = info.orchestrationName
     this.orchestrationVersion = info.orchestrationVersion
+    /** `{ traceparent, tracestate? }` the instance was started with, or null. */
+    this.traceContext = info.traceContext ?? null
+  }
+
+  /** Structured logs, emitted once per first execution (silent while replaying). */
+  get log() {
+    this.#log ??= new ContextLog(this.#native)
+    return this.#log
   }
 
   /** True while the runtime replays history (traces are suppressed then). */

@@ -186,6 +186,14 @@ class Runtime {
     return this.#native.metricsSnapshot() ?? null
   }
 
+  /**
+   * Prometheus text exposition: duroxide's metrics (process-wide) and this
+   * runtime's guard counters and fetch latencies (`duroxide_node_*`).
+   */
+  metricsText() {
+    return this.#native.metricsText()
+  }
+
   /** Every option as handed to duroxide, defaults filled in. */
   effectiveOptions() {
     return this.#native.effectiveOptions()

@@ -16,7 +16,9 @@
 //! - `guard/`: the provider layer of every runtime (fetch cap, lock
 //!   hygiene, counters, health, events, livelock watchdog).
 //! - `provider_errors.rs`: what a store's error means (deadlock, lost lock, ...).
-//! - `runtime_metrics.rs`: the counters `metricsSnapshot()` returns.
+//! - `trace_context.rs`: the W3C trace context an instance carries in its inputs.
+//! - `runtime_metrics.rs`: the counters `metricsSnapshot()` returns;
+//!   `metrics_text.rs`: the Prometheus text of `metricsText()`.
 //! - `testing/`: the native half of `duroxide-node/testing` (the replay check,
 //!   `TestEnv`'s store with a provider layer of virtual time).
 #![deny(clippy::all)]
@@ -30,6 +32,7 @@ mod errors;
 mod guard;
 mod limits;
 mod logging;
+mod metrics_text;
 mod options;
 mod provider_errors;
 mod providers;
@@ -38,3 +41,4 @@ mod rules;
 mod runtime;
 mod runtime_metrics;
 mod testing;
+mod trace_context;

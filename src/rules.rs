@@ -59,6 +59,53 @@ pub(crate) fn root_instance_id(field: &str, id: &str) -> BridgeResult<()> {
     Ok(())
 }
 
+/// A W3C `traceparent` header value (`00-<32 hex trace id>-<16 hex parent
+/// id>-<2 hex flags>`): lower-case hex, trace and parent ids not all zero,
+/// version `ff` invalid, and later versions may append `-...` fields.
+pub(crate) fn traceparent(field: &str, value: &str) -> BridgeResult<()> {
+    let bad = |why: &str| {
+        Err(invalid(format!(
+            "{field} must be a W3C traceparent like '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' ({why}), got '{}'",
+            value.chars().take(80).collect::<String>()
+        )))
+    };
+    let hex = |s: &str, len: usize| {
+        s.len() == len
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let mut parts = value.splitn(5, '-');
+    let (Some(version), Some(trace_id), Some(parent_id), Some(flags)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return bad("four '-'-separated fields");
+    };
+    let rest = parts.next();
+    if !hex(version, 2) || !hex(trace_id, 32) || !hex(parent_id, 16) || !hex(flags, 2) {
+        return bad("lower-case hex fields of 2, 32, 16 and 2 digits");
+    }
+    if version == "ff" {
+        return bad("version ff is invalid");
+    }
+    if version == "00" && rest.is_some() {
+        return bad("version 00 has exactly four fields");
+    }
+    if trace_id.bytes().all(|b| b == b'0') || parent_id.bytes().all(|b| b == b'0') {
+        return bad("an all-zero trace id or parent id is invalid");
+    }
+    Ok(())
+}
+
+/// A W3C `tracestate` header value: at most 512 printable ASCII characters.
+pub(crate) fn tracestate(field: &str, value: &str) -> BridgeResult<()> {
+    if value.len() > 512 || !value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(invalid(format!(
+            "{field} must be a W3C tracestate: at most 512 printable ASCII characters"
+        )));
+    }
+    Ok(())
+}
+
 /// A semver version (`1.2.0`); duroxide's registry panics on anything else.
 pub(crate) fn version(field: &str, value: &str) -> BridgeResult<Version> {
     Version::parse(value).map_err(|e| {
@@ -183,6 +230,31 @@ pub(crate) fn execution_status(field: &str, value: &str) -> BridgeResult<Executi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn traceparent_follows_w3c() {
+        let ok = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert!(traceparent("t", ok).is_ok());
+        assert!(traceparent(
+            "t",
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x"
+        )
+        .is_ok());
+        for bad in [
+            "",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",
+        ] {
+            let e = traceparent("options.traceparent", bad).unwrap_err();
+            assert!(e.message().contains("options.traceparent"), "{bad}");
+        }
+        assert!(tracestate("t", "rojo=00f067aa0ba902b7").is_ok());
+        assert!(tracestate("t", "a\nb").is_err());
+    }
 
     #[test]
     fn millis_has_one_contract() {

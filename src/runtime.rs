@@ -73,6 +73,9 @@ struct Core {
     /// The provider's list of running runtimes, and this one's entry while it runs.
     local: Arc<LocalRuntimes>,
     local_id: Mutex<Option<u64>>,
+    /// The process's metrics recorder (`metrics_text.rs`), `None` if another
+    /// one was installed first.
+    recorder: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
 
 impl Core {
@@ -212,6 +215,7 @@ impl NativeRuntime {
             transition: tokio::sync::Mutex::new(()),
             local: provider.local(),
             local_id: Mutex::new(None),
+            recorder: crate::metrics_text::recorder(),
         };
         Ok(Self {
             core: Arc::new(core),
@@ -292,6 +296,15 @@ impl NativeRuntime {
             Phase::Stopped(last) => last.as_ref().map(RuntimeMetrics::from),
         };
         metrics.map(|m| self.core.guard.metrics(m))
+    }
+
+    /// Prometheus text exposition: duroxide's series (process-wide: the
+    /// facade's recorder is one per process) and this runtime's guard
+    /// counters and fetch latencies (`duroxide_node_*`). Zeros before start.
+    #[napi]
+    pub fn metrics_text(&self) -> String {
+        let m = self.metrics_snapshot().unwrap_or_default();
+        crate::metrics_text::render(self.core.recorder.as_ref(), &m)
     }
 
     /// `{ status: 'ok' | 'degraded', reasons }` from the guard's recent counters.

@@ -1,5 +1,6 @@
 // Activity side (lib/activity-context.js).
 import type { Client } from './client'
+import type { ContextLog, TraceContext } from './tracing'
 
 /** The first argument of an activity function. */
 export declare class ActivityContext {
@@ -31,6 +32,10 @@ export declare class ActivityContext {
   isCancelled(): boolean
   /** A `Client` on the same provider as the runtime running this activity. */
   getClient(): Client
+  /** Structured logs with the activity's correlation fields (`ctx.log.warn('retrying', { attempt })`). */
+  readonly log: ContextLog
+  /** The W3C trace context of the instance that scheduled the activity, or `null`. */
+  readonly traceContext: TraceContext | null
   /** Logs at info level with the activity's context. */
   traceInfo(message: string): void
   /** Logs at warn level with the activity's context. */

@@ -1,4 +1,5 @@
 // Client (lib/client*.js) and the shapes its methods resolve with.
+import type { StartOptions } from './tracing'
 import type { ErrorCategory } from './errors'
 import type { Provider } from './providers'
 import type {
@@ -13,6 +14,9 @@ import type {
   OrchestrationHandle,
   WaitOptions,
 } from './definitions'
+
+/** `input` (optional when the orchestration's input accepts `undefined`), then the start options. */
+type StartArgs<TIn> = undefined extends TIn ? [input?: TIn, options?: StartOptions] : [input: TIn, options?: StartOptions]
 
 /** Status of an instance as `getStatus` reports it. */
 export type OrchestrationStatusName = 'Running' | 'Completed' | 'Failed' | 'NotFound'
@@ -227,10 +231,13 @@ export declare class Client<TOrchestrations extends AnyOrchestrationDefinition =
    */
   constructor(provider: Provider)
 
-  /** Starts `name` (its latest registered version) as `instanceId`. */
-  startOrchestration(instanceId: string, name: string, input?: unknown): Promise<void>
-  /** Starts `name` at a semver `version`. */
-  startOrchestrationVersioned(instanceId: string, name: string, input: unknown, version: string): Promise<void>
+  /**
+   * Starts `name` (its latest registered version) as `instanceId`.
+   * `options.traceparent`/`tracestate`: a W3C trace context the instance carries (`ctx.traceContext`).
+   */
+  startOrchestration(instanceId: string, name: string, input?: unknown, options?: StartOptions): Promise<void>
+  /** Starts `name` at a semver `version`; `options` as in `startOrchestration`. */
+  startOrchestrationVersioned(instanceId: string, name: string, input: unknown, version: string, options?: StartOptions): Promise<void>
 
   /** The current status; `output` is the raw JSON string. Unknown ids report `NotFound`. */
   getStatus(instanceId: string): Promise<OrchestrationStatus<string>>
@@ -339,9 +346,10 @@ export declare class Client<TOrchestrations extends AnyOrchestrationDefinition =
   // ---- typed definitions (defineOrchestration, defineEvent) ----
   /**
    * Starts `orchestration` (its pinned version, if any) as `instanceId` with
-   * a checked `input`; resolves with a typed handle.
+   * a checked `input`; resolves with a typed handle. `options`: the W3C trace
+   * context, as in `startOrchestration`.
    */
-  start<D extends TOrchestrations>(orchestration: D, instanceId: string, ...input: InputArgs<InputOf<D>>): Promise<OrchestrationHandle<D>>
+  start<D extends TOrchestrations>(orchestration: D, instanceId: string, ...args: StartArgs<InputOf<D>>): Promise<OrchestrationHandle<D>>
   /** A typed handle on an instance started earlier; nothing is read until a method is called. */
   handle<D extends TOrchestrations>(orchestration: D, instanceId: string): OrchestrationHandle<D>
   /** Raises `event` with a checked payload; rejects `NotFoundError` for an instance that does not exist. */

@@ -9,6 +9,7 @@ import type {
   OrchestrationDefinition,
   StatusDefinition,
 } from './definitions'
+import type { ContextLog, TraceContext } from './tracing'
 
 // Phantom key carrying a task's result type. It is not exported, so only the
 // context's methods can produce a Task: a hand-made object is not one.
@@ -306,6 +307,14 @@ export declare class OrchestrationContext<TInput = unknown> {
   getKvLength(): number
   /** Removes keys last written before `cutoffMs` (epoch ms); returns how many. */
   pruneKvValuesUpdatedBefore(cutoffMs: number): number
+
+  /**
+   * Structured logs (`ctx.log.info('charged', { orderId })`): emitted once per
+   * instance, on the first execution of the line, never while replaying.
+   */
+  readonly log: ContextLog
+  /** The W3C trace context the instance was started with (`{ traceparent }` start option), or `null`. */
+  readonly traceContext: TraceContext | null
 
   /** Logs at info level; suppressed while replaying. */
   traceInfo(message: string): void

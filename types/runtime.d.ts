@@ -162,6 +162,13 @@ export declare class Runtime<TRegistered extends AnyDefinition = never> {
   shutdown(timeoutMs?: number): Promise<void>
   /** The runtime's counters, or `null` before `start()`; the final ones after shutdown. */
   metricsSnapshot(): MetricsSnapshot | null
+  /**
+   * Prometheus text exposition (format 0.0.4) to serve at `/metrics`:
+   * duroxide's series (`duroxide_*`, process-wide: the metrics recorder is
+   * one per process) and this runtime's guard counters and fetch latencies
+   * (`duroxide_node_*`). Valid before `start()` and after shutdown.
+   */
+  metricsText(): string
   /** Every option as handed to duroxide, defaults filled in; available before and after `start()`. */
   effectiveOptions(): EffectiveOptions
   /**

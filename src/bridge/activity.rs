@@ -28,6 +28,8 @@ pub struct ActivityCall {
     pub session_id: Option<String>,
     pub tag: Option<String>,
     pub input: String,
+    /// The W3C trace context of the instance that scheduled it, if any.
+    pub trace_context: Option<crate::trace_context::TraceContext>,
 }
 
 /// `{ ok: json } | { err: message }`, produced by the JS wrapper, which turns
@@ -53,6 +55,7 @@ pub async fn run(
         )
     })?;
     let invocation = bridge.next_invocation();
+    let (input, trace_context) = crate::trace_context::unwrap(input);
     let call = ActivityCall {
         invocation,
         context: NativeActivityContext { ctx: ctx.clone() },
@@ -65,6 +68,7 @@ pub async fn run(
         session_id: ctx.session_id().map(str::to_string),
         tag: ctx.tag().map(str::to_string),
         input,
+        trace_context,
     };
 
     // Forward cancellation to the JS AbortSignal while the activity runs.
@@ -135,5 +139,11 @@ impl NativeActivityContext {
             "debug" => self.ctx.trace_debug(message),
             _ => self.ctx.trace_info(message),
         }
+    }
+
+    /// `ctx.log`: `fields` is the JSON of the caller's fields.
+    #[napi]
+    pub fn log(&self, level: String, message: String, fields: Option<String>) {
+        super::log::activity(&self.ctx, &level, &message, fields.as_deref());
     }
 }

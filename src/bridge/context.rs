@@ -310,4 +310,16 @@ impl NativeOrchestrationContext {
             _ => inner.ctx.trace_info(message),
         }
     }
+
+    /// `ctx.log`: `level` as in [`trace`](Self::trace), `fields` the JSON
+    /// of the caller's fields. Emitted once per first execution of the line:
+    /// not while replaying, nor while catching up.
+    #[napi]
+    pub fn log(&self, level: String, message: String, fields: Option<String>) {
+        let inner = self.state.lock();
+        if !matches!(inner.mode, Mode::Live) || inner.ctx.is_replaying() {
+            return;
+        }
+        super::log::orchestration(&inner.ctx, &level, &message, fields.as_deref());
+    }
 }

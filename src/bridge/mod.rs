@@ -23,10 +23,12 @@
 pub mod activity;
 pub(crate) mod cache;
 pub(crate) mod context;
+pub(crate) mod log;
 pub mod orchestration;
 pub mod retry;
 pub(crate) mod step_log;
 pub mod tasks;
+pub(crate) mod traced;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, RwLock};

@@ -38,8 +38,10 @@ use super::cache::{CacheKey, CachedGenerator};
 use super::context::{ContextState, NativeOrchestrationContext};
 use super::step_log::StepLog;
 use super::tasks::{self, Outcome, TaskDescriptor};
+use super::traced::traced;
 use super::{Bridge, JsCallbacks};
 use crate::errors::{BridgeError, BridgeResult};
+use crate::trace_context::{self, TraceContext};
 
 /// Argument of the JS `orchestrationStep` callback.
 #[napi(object, object_from_js = false)]
@@ -61,6 +63,8 @@ pub struct OrchestrationStart {
     pub orchestration_name: String,
     pub orchestration_version: String,
     pub input: String,
+    /// The W3C trace context the instance was started with, if any.
+    pub trace_context: Option<TraceContext>,
 }
 
 /// What the generator did with the last step.
@@ -130,6 +134,7 @@ fn start_call(
     ctx: &OrchestrationContext,
     input: String,
 ) -> OrchestrationCall {
+    let (input, trace_context) = trace_context::unwrap(input);
     OrchestrationCall {
         invocation: id,
         start: Some(OrchestrationStart {
@@ -139,6 +144,7 @@ fn start_call(
             orchestration_name: ctx.orchestration_name(),
             orchestration_version: ctx.orchestration_version(),
             input,
+            trace_context,
         }),
         outcome: None,
     }
@@ -163,6 +169,8 @@ struct Turn {
     /// False once the generator must not outlive the turn: it finished, or
     /// its pending step is a continue-as-new (the next execution starts over).
     cacheable: bool,
+    /// Put around the inputs of the work this execution schedules.
+    trace: Option<TraceContext>,
 }
 
 impl Drop for Turn {
@@ -254,7 +262,7 @@ impl Turn {
             for call in calls {
                 call.reissue(ctx);
             }
-            let outcome = tasks::schedule(ctx, task.clone()).await;
+            let outcome = tasks::schedule(ctx, traced(task.clone(), self.trace.as_ref())).await;
             let generator = self.generator();
             match generator.log.done.get(index) {
                 Some(logged) if logged.outcome == outcome => index += 1,
@@ -355,9 +363,9 @@ impl Turn {
             let id = generator.id;
             let future = if logging {
                 generator.log.yielded(calls, task.clone());
-                tasks::schedule(ctx, task)
+                tasks::schedule(ctx, traced(task, self.trace.as_ref()))
             } else {
-                tasks::schedule(ctx, task)
+                tasks::schedule(ctx, traced(task, self.trace.as_ref()))
             };
             let outcome = future.await;
             if logging {
@@ -396,12 +404,14 @@ pub async fn run(
         instance: ctx.instance_id(),
         execution: ctx.execution_id(),
     };
+    let trace = trace_context::unwrap(input.clone()).1;
     let mut turn = Turn {
         bridge,
         callbacks,
         key,
         generator: None,
         cacheable: true,
+        trace,
     };
     let call = match turn.resume(&ctx, &input).await? {
         Some(call) => call,

@@ -26,10 +26,22 @@ use std::time::Duration;
 use duroxide::runtime::OrchestrationStatus;
 use napi_derive::napi;
 
-use crate::errors::{BridgeError, Settled};
+use crate::errors::{BridgeError, BridgeResult, Settled};
 use crate::providers::local::LocalRuntimes;
 use crate::providers::{Backend, NativeProvider};
 use crate::rules;
+use crate::trace_context::{self, TraceContext};
+
+/// The input of a start, in the trace-context envelope when there is one.
+fn traced_input(input: String, trace: Option<TraceContext>) -> BridgeResult<String> {
+    match trace {
+        Some(t) => {
+            t.validate("options")?;
+            Ok(trace_context::wrap(input, &t))
+        }
+        None => Ok(input),
+    }
+}
 
 /// Where an instance is, as `client.getStatus()` reports it.
 #[napi(string_enum)]
@@ -155,16 +167,19 @@ impl NativeClient {
         }
     }
 
+    /// `trace`: the W3C trace context the instance carries (`trace_context.rs`).
     #[napi(ts_return_type = "Promise<void>")]
     pub async fn start_orchestration(
         &self,
         instance_id: String,
         name: String,
         input: String,
+        trace: Option<TraceContext>,
     ) -> Settled<()> {
         Settled::of(async {
             rules::root_instance_id("instanceId", &instance_id)?;
             rules::name("orchestrationName", &name)?;
+            let input = traced_input(input, trace)?;
             Ok(self
                 .inner
                 .start_orchestration(instance_id, name, input)
@@ -180,11 +195,13 @@ impl NativeClient {
         name: String,
         input: String,
         version: String,
+        trace: Option<TraceContext>,
     ) -> Settled<()> {
         Settled::of(async {
             rules::root_instance_id("instanceId", &instance_id)?;
             rules::name("orchestrationName", &name)?;
             rules::version("version", &version)?;
+            let input = traced_input(input, trace)?;
             Ok(self
                 .inner
                 .start_orchestration_versioned(instance_id, name, version, input)

@@ -7,20 +7,29 @@
 //! duroxide-pg and this package), so `'off'` is silent and `'error'` shows
 //! only errors; other crates never log above WARN. `relevel.rs` moves the
 //! situations duroxide warns about but that are normal operation to INFO or
-//! DEBUG.
+//! DEBUG. `sink.rs` hands the records to a JS function instead of (or as
+//! well as) a file.
 
 mod relevel;
+pub(crate) mod sink;
 
 use std::fs::OpenOptions;
 use std::sync::Mutex;
 
 use duroxide::runtime::LogFormat;
+use napi::bindgen_prelude::Function;
 use napi_derive::napi;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::{EnvFilter, Layer};
 
+use self::sink::{LogRecord, LogSink, SinkLayer};
 use crate::errors::{BridgeError, ErrorCode};
+
+/// The event field that carries the JSON of the fields passed to `ctx.log`;
+/// the sink merges them into the record's `fields`.
+pub(crate) const USER_FIELDS: &str = "fields";
 
 /// `level` for the runtime's own targets; other crates at WARN, or at
 /// `level` when it is stricter. `RUST_LOG` overrides it.
@@ -38,42 +47,59 @@ fn directives(level: &str) -> String {
     format!("{others},duroxide={level},duroxide_pg={level},duroxide_node={level}")
 }
 
-fn install<W>(format: &LogFormat, level: &str, writer: W) -> Result<(), String>
-where
-    W: for<'a> tracing_subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
-{
+/// Installs the process's subscriber: lines to `writer` and/or records to `sink`.
+fn install(
+    format: &LogFormat,
+    level: &str,
+    writer: Option<BoxMakeWriter>,
+    sink: Option<SinkLayer>,
+) -> Result<(), String> {
     let registry = tracing_subscriber::registry()
         .with(filter(level))
-        .with(relevel::Relevel);
-    let fmt = tracing_subscriber::fmt::layer().with_writer(writer);
-    let result = match format {
-        LogFormat::Json => registry.with(fmt.json()).try_init(),
-        LogFormat::Pretty => registry.with(fmt.with_ansi(false)).try_init(),
-        LogFormat::Compact => registry.with(fmt.compact().with_ansi(false)).try_init(),
-    };
-    result.map_err(|e| e.to_string())
+        .with(relevel::Relevel)
+        .with(sink);
+    let fmt = writer.map(|w| {
+        let fmt = tracing_subscriber::fmt::layer().with_writer(w);
+        match format {
+            LogFormat::Json => fmt.json().boxed(),
+            LogFormat::Pretty => fmt.with_ansi(false).boxed(),
+            LogFormat::Compact => fmt.compact().with_ansi(false).boxed(),
+        }
+    });
+    registry.with(fmt).try_init().map_err(|e| e.to_string())
 }
 
 /// Installs the stderr subscriber if no subscriber is installed yet. The first
 /// runtime's `logFormat`/`logLevel` decide its shape; later calls are no-ops.
 pub fn ensure_stderr_logging(format: &LogFormat, level: &str) {
-    let _ = install(format, level, std::io::stderr);
+    let _ = install(
+        format,
+        level,
+        Some(BoxMakeWriter::new(std::io::stderr)),
+        None,
+    );
 }
 
 /// Options of `initTracing`.
 #[napi(object)]
 pub struct TracingOptions {
-    /// File the logs are appended to (created if missing).
-    pub log_file: String,
+    /// File the logs are appended to (created if missing). At least one of
+    /// it and the sink.
+    pub log_file: Option<String>,
     /// `trace` | `debug` | `info` | `warn` | `error` (default `info`).
     pub log_level: Option<String>,
     /// `json` | `pretty` | `compact` (default `compact`).
     pub log_format: Option<String>,
 }
 
-/// Sends runtime logs to a file. Call it before the first `Runtime.start()`.
-#[napi]
-pub fn init_tracing(options: TracingOptions) -> napi::Result<(), ErrorCode> {
+/// Sends runtime logs to a file and/or to `sink`, which receives arrays of
+/// records on the JS thread. Call it before the first `Runtime.start()`.
+/// Returns the sink's counters when there is a sink.
+#[napi(ts_args_type = "options: TracingOptions, sink?: (records: LogRecord[]) => void")]
+pub fn init_tracing(
+    options: TracingOptions,
+    sink: Option<Function<'_, Vec<LogRecord>, ()>>,
+) -> napi::Result<Option<LogSink>, ErrorCode> {
     let level = options.log_level.unwrap_or_else(|| "info".into());
     if !["trace", "debug", "info", "warn", "error", "off"]
         .contains(&level.to_ascii_lowercase().as_str())
@@ -94,23 +120,41 @@ pub fn init_tracing(options: TracingOptions) -> napi::Result<(), ErrorCode> {
             .into())
         }
     };
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&options.log_file)
+    let writer = match &options.log_file {
+        Some(path) => {
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| {
+                    BridgeError::InvalidArgument(format!("Failed to open log file '{path}': {e}"))
+                })?;
+            Some(BoxMakeWriter::new(Mutex::new(file)))
+        }
+        None => None,
+    };
+    let (layer, handle) = match sink {
+        Some(f) => {
+            let (layer, handle) = SinkLayer::new(f).map_err(BridgeError::from)?;
+            (Some(layer), Some(handle))
+        }
+        None => (None, None),
+    };
+    if writer.is_none() && layer.is_none() {
+        return Err(BridgeError::InvalidArgument(
+            "initTracing needs logFile or sink (or both)".into(),
+        )
+        .into());
+    }
+    install(&format, &level, writer, layer)
+        .map(|()| handle)
         .map_err(|e| {
-            BridgeError::InvalidArgument(format!(
-                "Failed to open log file '{}': {e}",
-                options.log_file
-            ))
-        })?;
-    install(&format, &level, Mutex::new(file)).map_err(|e| {
-        BridgeError::RuntimeState(format!(
-            "Failed to init tracing: a tracing subscriber is already installed ({e}); \
+            BridgeError::RuntimeState(format!(
+                "Failed to init tracing: a tracing subscriber is already installed ({e}); \
              call initTracing once, before the first Runtime.start()"
-        ))
-        .into()
-    })
+            ))
+            .into()
+        })
 }
 
 #[cfg(test)]

@@ -1,0 +1,105 @@
+'use strict'
+// W3C trace context: client.startOrchestration(..., { traceparent, tracestate })
+// reaches ctx.traceContext of the orchestration, its activities, its
+// sub-orchestrations and the next execution after continue-as-new; it is
+// durable (a second runtime replaying the instance sees it), and the inputs
+// user code sees are the ones it passed.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { Runtime, Client } = require('..')
+const { backends, sqliteFile, startRuntime, coded, eventually, FAST } = require('./helpers')
+
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+const TRACESTATE = 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE'
+
+function register(rt) {
+  rt.registerActivity('Seen', async (ctx, input) => ({ input, trace: ctx.traceContext }))
+  rt.registerOrchestration('Child', function* (ctx, input) {
+    const act = yield ctx.scheduleActivity('Seen', input)
+    return { input, trace: ctx.traceContext, act }
+  })
+  rt.registerOrchestration('Parent', function* (ctx, input) {
+    if (ctx.executionId === 1) {
+      const act = yield ctx.scheduleActivity('Seen', { n: input.n })
+      const child = yield ctx.scheduleSubOrchestration('Child', 'child-input')
+      const [raced] = yield ctx.all([ctx.scheduleActivity('Seen', 'in-all')])
+      yield ctx.continueAsNew({ n: input.n + 1, first: { input, trace: ctx.traceContext, act, child, raced } })
+      return null
+    }
+    return { second: { input: input.n, trace: ctx.traceContext }, first: input.first }
+  })
+}
+
+for (const [backend, open] of backends) {
+  test(`traceparent reaches every context of the instance (${backend})`, async (t) => {
+    const store = await open(t)
+    await startRuntime(t, store.provider, register)
+    const client = new Client(store.provider)
+    await client.startOrchestration('tr-1', 'Parent', { n: 1 }, { traceparent: TRACEPARENT, tracestate: TRACESTATE })
+    const s = await client.waitForOrchestration('tr-1', 30000)
+    assert.equal(s.status, 'Completed', JSON.stringify(s))
+    const trace = { traceparent: TRACEPARENT, tracestate: TRACESTATE }
+    const { first, second } = s.output
+    assert.deepEqual(first.input, { n: 1 }, 'the orchestration sees its own input')
+    assert.deepEqual(first.trace, trace)
+    assert.deepEqual(first.act, { input: { n: 1 }, trace }, 'activities see their input and the trace')
+    assert.deepEqual(first.child.input, 'child-input')
+    assert.deepEqual(first.child.trace, trace, 'sub-orchestrations carry it')
+    assert.deepEqual(first.child.act, { input: 'child-input', trace }, 'and their activities')
+    assert.deepEqual(first.raced, { ok: { input: 'in-all', trace } }, 'tasks inside all() carry it')
+    assert.deepEqual(second, { input: 2, trace }, 'continue-as-new carries it to the next execution')
+
+    await client.startOrchestration('tr-2', 'Child', 'plain')
+    const plain = await client.waitForOrchestration('tr-2', 30000)
+    assert.deepEqual(plain.output, { input: 'plain', trace: null, act: { input: 'plain', trace: null } }, 'no trace: null')
+  })
+}
+
+test('the trace context survives a restart: a second runtime replays the instance with it', async (t) => {
+  const store = await sqliteFile(t, 'dxtrace')
+  const reg = (rt) =>
+    rt.registerOrchestration('Wait', function* (ctx) {
+      const before = ctx.traceContext
+      yield ctx.waitForEvent('go')
+      return { before, after: ctx.traceContext }
+    })
+  const rt1 = new Runtime(store.provider, { ...FAST, orchestrationCacheSize: 0 })
+  reg(rt1)
+  await rt1.start()
+  const client = new Client(store.provider)
+  await client.startOrchestrationVersioned('tw-1', 'Wait', null, '1.0.0', { traceparent: TRACEPARENT })
+  await eventually(async () => (await client.getStatus('tw-1')).status === 'Running', { what: 'the first turn' })
+  await rt1.shutdown(1000)
+
+  await startRuntime(t, store.provider, reg, { orchestrationCacheSize: 0 })
+  await client.raiseEvent('tw-1', 'go', null)
+  const s = await client.waitForOrchestration('tw-1', 30000)
+  assert.equal(s.status, 'Completed', JSON.stringify(s))
+  assert.deepEqual(s.output, { before: { traceparent: TRACEPARENT }, after: { traceparent: TRACEPARENT } })
+})
+
+test('a malformed traceparent or tracestate is refused, naming the option', async (t) => {
+  const store = await sqliteFile(t, 'dxtrace')
+  const client = new Client(store.provider)
+  for (const bad of [
+    'nope',
+    '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7',
+    '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+    'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+  ]) {
+    await assert.rejects(client.startOrchestration('bad-1', 'X', null, { traceparent: bad }), coded('ERR_INVALID_ARGUMENT', 'options.traceparent'))
+  }
+  await assert.rejects(
+    client.startOrchestration('bad-1', 'X', null, { traceparent: TRACEPARENT, tracestate: 'a\nb' }),
+    coded('ERR_INVALID_ARGUMENT', 'options.tracestate'),
+  )
+  await assert.rejects(client.startOrchestration('bad-1', 'X', null, { traceparent: 7 }), coded('ERR_INVALID_ARGUMENT', 'options.traceparent'))
+  await assert.rejects(client.startOrchestration('bad-1', 'X', null, { traceParent: TRACEPARENT }), coded('ERR_INVALID_OPTION', 'traceParent'))
+  await assert.rejects(client.startOrchestration('bad-1', 'X', null, { tracestate: TRACESTATE }), coded('ERR_INVALID_ARGUMENT', 'traceparent'))
+  await assert.rejects(
+    client.startOrchestrationVersioned('bad-1', 'X', null, '1.0.0', { traceparent: 'x' }),
+    coded('ERR_INVALID_ARGUMENT', 'options.traceparent'),
+  )
+  assert.equal((await client.getStatus('bad-1')).status, 'NotFound', 'nothing was started')
+})
