@@ -6,8 +6,9 @@
 // user code sees are the ones it passed.
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { Runtime, Client } = require('..')
-const { backends, sqliteFile, startRuntime, coded, eventually, FAST } = require('./helpers')
+const { Runtime, Client, defineOrchestration } = require('..')
+const { backends, sqliteFile, sqliteQuery, startRuntime, coded, eventually, FAST } = require('./helpers')
+const { runCli } = require('./fixtures/cli-run')
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 const TRACESTATE = 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE'
@@ -102,4 +103,79 @@ test('a malformed traceparent or tracestate is refused, naming the option', asyn
     coded('ERR_INVALID_ARGUMENT', 'options.traceparent'),
   )
   assert.equal((await client.getStatus('bad-1')).status, 'NotFound', 'nothing was started')
+})
+
+test('the typed client.start forwards the trace context (and checks it)', async (t) => {
+  const store = await sqliteFile(t, 'dxtrace')
+  const Typed = defineOrchestration('Typed', function* (ctx, input) {
+    return { input, trace: ctx.traceContext }
+  })
+  const Pinned = defineOrchestration('Pinned', { version: '2.0.0' }, function* (ctx) {
+    return ctx.traceContext
+  })
+  await startRuntime(t, store.provider, (rt) => rt.register(Typed, Pinned))
+  const client = new Client(store.provider)
+  const h = await client.start(Typed, 'ty-1', { a: 1 }, { traceparent: TRACEPARENT, tracestate: TRACESTATE })
+  assert.deepEqual(await h.result(), { input: { a: 1 }, trace: { traceparent: TRACEPARENT, tracestate: TRACESTATE } })
+  const pinned = await client.start(Pinned, 'ty-2', undefined, { traceparent: TRACEPARENT })
+  assert.deepEqual(await pinned.result(), { traceparent: TRACEPARENT }, 'a versioned definition carries it too')
+  const plain = await client.start(Typed, 'ty-3', 'x')
+  assert.deepEqual(await plain.result(), { input: 'x', trace: null })
+  await assert.rejects(client.start(Typed, 'ty-4', null, { traceparent: 'nope' }), coded('ERR_INVALID_ARGUMENT', 'options.traceparent'))
+  await assert.rejects(client.start(Typed, 'ty-4', null, { traceParent: TRACEPARENT }), coded('ERR_INVALID_OPTION', 'traceParent'))
+})
+
+// The envelope is the bridge's: every reader shows the input the app passed,
+// and an app that never passes a traceparent stores exactly what it stored before.
+test('readers show the app its own inputs; without a traceparent nothing is wrapped', async (t) => {
+  const store = await sqliteFile(t, 'dxtrace')
+  const reg = (rt) => {
+    rt.registerActivity('Echo', async (ctx, x) => x)
+    rt.registerOrchestration('Kid', function* (ctx, x) {
+      return x
+    })
+    rt.registerOrchestration('Shown', function* (ctx, input) {
+      if (ctx.executionId === 1) {
+        yield ctx.scheduleActivity('Echo', { act: input.n })
+        yield ctx.scheduleSubOrchestrationWithId('Kid', `${ctx.instanceId}-kid`, { kid: input.n })
+        return yield ctx.continueAsNew({ n: input.n + 1 })
+      }
+      return input
+    })
+  }
+  await startRuntime(t, store.provider, reg)
+  const client = new Client(store.provider)
+  await client.startOrchestration('rd-traced', 'Shown', { n: 1 }, { traceparent: TRACEPARENT, tracestate: TRACESTATE })
+  await client.startOrchestration('rd-plain', 'Shown', { n: 1 })
+  for (const id of ['rd-traced', 'rd-plain']) {
+    const s = await client.waitForOrchestration(id, 30000)
+    assert.deepEqual(s.output, { n: 2 }, `${id}: getStatus`)
+
+    const first = await client.readExecutionHistory(id, 1)
+    const data = (kind) => JSON.parse(first.find((e) => e.kind === kind).data)
+    assert.deepEqual(data('OrchestrationStarted').input, { n: 1 }, `${id}: OrchestrationStarted`)
+    assert.deepEqual(data('ActivityScheduled').input, { act: 1 }, `${id}: ActivityScheduled`)
+    assert.deepEqual(data('SubOrchestrationScheduled').input, { kid: 1 }, `${id}: SubOrchestrationScheduled`)
+    const second = await client.readExecutionHistory(id, 2)
+    assert.deepEqual(JSON.parse(second[0].data).input, { n: 2 }, `${id}: the next execution's OrchestrationStarted`)
+    const kid = await client.readExecutionHistory(`${id}-kid`, 1)
+    assert.deepEqual(JSON.parse(kid[0].data).input, { kid: 1 }, `${id}: the sub-orchestration's OrchestrationStarted`)
+
+    const can = await client.getExecutionInfo(id, 1)
+    assert.equal(can.status, 'ContinuedAsNew')
+    assert.equal(can.output, JSON.stringify({ n: 2 }), `${id}: a continued execution's output is the next input`)
+
+    for (const args of [['history', id, '--execution', '1'], ['show', id], ['list']]) {
+      const r = await runCli([...args, '--json', '--database-url', store.url])
+      assert.equal(r.code, 0, r.stderr)
+      assert.doesNotMatch(r.stdout, /duroxideTraceContext/, `${id}: cli ${args[0]}`)
+    }
+  }
+
+  // The raw rows: the traced instance holds envelopes, the plain one holds the app's bytes.
+  const rows = (id) => sqliteQuery(store.file, `SELECT event_data FROM history WHERE instance_id LIKE '${id}%' ORDER BY instance_id, execution_id, event_id`)
+  assert.match(rows('rd-traced'), /duroxideTraceContext/)
+  const plain = rows('rd-plain')
+  assert.doesNotMatch(plain, /duroxideTraceContext/)
+  assert.ok(plain.includes(JSON.stringify(JSON.stringify({ act: 1 }))), `the activity input is stored as the app encoded it: ${plain}`)
 })

@@ -12,9 +12,17 @@
 use duroxide::EventKind;
 use serde_json::{json, Value};
 
+use crate::trace_context;
+
 /// A stored payload as the JSON value it encodes.
 fn payload(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+/// A stored input as the JSON value the application passed: the
+/// trace-context envelope (`trace_context.rs`) is the bridge's, not the app's.
+fn input(text: &str) -> Value {
+    payload(&trace_context::unwrap(text.to_owned()).0)
 }
 
 /// The JSON text of `data` for one history event, or `None` for kinds the
@@ -27,15 +35,15 @@ pub(super) fn event_data(kind: &EventKind) -> Option<String> {
             version,
             input,
             ..
-        } => json!({ "name": name, "version": version, "input": payload(input) }),
+        } => json!({ "name": name, "version": version, "input": self::input(input) }),
         K::ActivityScheduled { name, input, .. } => {
-            json!({ "name": name, "input": payload(input) })
+            json!({ "name": name, "input": self::input(input) })
         }
         K::SubOrchestrationScheduled {
             name,
             instance,
             input,
-        } => json!({ "name": name, "instance": instance, "input": payload(input) }),
+        } => json!({ "name": name, "instance": instance, "input": self::input(input) }),
         K::ActivityCompleted { result } | K::SubOrchestrationCompleted { result } => {
             payload(result)
         }
@@ -90,6 +98,24 @@ mod tests {
             data: "[1,2]".into(),
         });
         assert_eq!(event, json!({ "name": "approve", "data": [1, 2] }));
+    }
+
+    #[test]
+    fn inputs_are_shown_without_the_trace_context_envelope() {
+        let trace = crate::trace_context::TraceContext {
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
+            tracestate: None,
+        };
+        let scheduled = data(EventKind::ActivityScheduled {
+            name: "Charge".into(),
+            input: crate::trace_context::wrap(r#"{"amount":5}"#.into(), &trace),
+            session_id: None,
+            tag: None,
+        });
+        assert_eq!(
+            scheduled,
+            json!({ "name": "Charge", "input": { "amount": 5 } })
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::NativeClient;
 use crate::errors::{BridgeError, BridgeResult, Settled};
 use crate::provider_errors::ProviderFault;
 use crate::rules::{self, ExecutionStatusName};
+use crate::trace_context;
 
 /// `client.getInstanceInfo(id)`.
 #[napi(object)]
@@ -92,16 +93,21 @@ pub(super) fn not_found(err: ClientError, what: impl FnOnce() -> String) -> Brid
 }
 
 /// A running execution has no output or completion time; SQLite reads its
-/// empty columns as `""` and `0`.
+/// empty columns as `""` and `0`. A continued-as-new execution's output is
+/// the next execution's input, shown without the bridge's trace-context
+/// envelope (`trace_context.rs`).
 fn settled(
     status: &str,
     output: Option<String>,
     completed_at: Option<u64>,
 ) -> (Option<String>, Option<u64>) {
-    if status == "Running" {
-        (None, None)
-    } else {
-        (output, completed_at.filter(|t| *t != 0))
+    match status {
+        "Running" => (None, None),
+        "ContinuedAsNew" => (
+            output.map(|o| trace_context::unwrap(o).0),
+            completed_at.filter(|t| *t != 0),
+        ),
+        _ => (output, completed_at.filter(|t| *t != 0)),
     }
 }
 
