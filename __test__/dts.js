@@ -156,6 +156,10 @@ function conformance(value, type, where = 'value') {
     value.forEach((v, i) => problems.push(...conformance(v, checker.isTupleType(type) ? args[i] : args[0], `${where}[${i}]`)))
     return problems
   }
+  if (type.flags & F.Object && type.getCallSignatures().length > 0) {
+    // A method or function member (e.g. `ctx.log.info`): only its kind is checkable.
+    return typeof value === 'function' ? problems : [`${where}: ${show(value)} is not a function`]
+  }
   if (type.flags & F.Object) {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return [`${where}: ${show(value)} is not an object`]
     if (!isOurs(type) && !type.getStringIndexType()) return problems
