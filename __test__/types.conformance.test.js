@@ -115,6 +115,7 @@ for (const [backend, open] of backends) {
     assert.deepEqual(against('Runtime', 'effectiveOptions', rt.effectiveOptions()), [], 'effectiveOptions')
     assert.deepEqual(against('Runtime', 'metricsSnapshot', rt.metricsSnapshot()), [], 'metricsSnapshot')
     assert.deepEqual(against('Runtime', 'health', rt.health()), [], 'health')
+    assert.deepEqual(against('Runtime', 'metricsText', rt.metricsText()), [], 'metricsText')
 
     check('pruneExecutions', await client.pruneExecutions(id, { keepLast: 1 }))
     check('pruneExecutionsBulk', await client.pruneExecutionsBulk({ instanceIds: [id] }, { keepLast: 1 }))
