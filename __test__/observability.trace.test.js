@@ -179,3 +179,27 @@ test('readers show the app its own inputs; without a traceparent nothing is wrap
   assert.doesNotMatch(plain, /duroxideTraceContext/)
   assert.ok(plain.includes(JSON.stringify(JSON.stringify({ act: 1 }))), `the activity input is stored as the app encoded it: ${plain}`)
 })
+
+test('a traced instance passes the replay check, and a divergence shows the app its own input', async (t) => {
+  const { replayHistory } = require('../testing')
+  const store = await sqliteFile(t, 'dxtrace')
+  const code = (activity) => (rt) => {
+    rt.registerActivity('Echo', async (ctx, x) => x)
+    rt.registerActivity('Other', async (ctx, x) => x)
+    rt.registerOrchestration('Replayed', function* (ctx, input) {
+      return yield ctx.scheduleActivity(activity, { got: input })
+    })
+    return rt
+  }
+  await startRuntime(t, store.provider, code('Echo'))
+  const client = new Client(store.provider)
+  await client.startOrchestration('rp-1', 'Replayed', 5, { traceparent: TRACEPARENT })
+  assert.equal((await client.waitForOrchestration('rp-1', 30000)).status, 'Completed')
+  const same = code('Echo')(new Runtime(store.provider))
+  assert.deepEqual(await replayHistory(same, await client.exportHistory('rp-1')), { ok: true }, 'exported history')
+  assert.deepEqual(await replayHistory(same, await client.readExecutionHistory('rp-1', 1), { instanceId: 'rp-1' }), { ok: true }, 'entries')
+  const changed = await replayHistory(code('Other')(new Runtime(store.provider)), await client.exportHistory('rp-1'))
+  assert.equal(changed.ok, false)
+  assert.match(changed.divergence.message, /activity 'Echo' \(input \{"got":5\}\)/)
+  assert.doesNotMatch(JSON.stringify(changed.divergence), /duroxideTraceContext/)
+})

@@ -115,10 +115,14 @@ pub(crate) fn describe(event: Option<&Event>) -> String {
     let Some(event) = event else {
         return "nothing".to_string();
     };
+    // The input the app passed, without the bridge's trace-context envelope.
+    let shown = |input: &String| crate::trace_context::unwrap(input.clone()).0;
     match &event.kind {
-        K::ActivityScheduled { name, input, .. } => format!("activity '{name}' (input {input})"),
+        K::ActivityScheduled { name, input, .. } => {
+            format!("activity '{name}' (input {})", shown(input))
+        }
         K::SubOrchestrationScheduled { name, input, .. } => {
-            format!("sub-orchestration '{name}' (input {input})")
+            format!("sub-orchestration '{name}' (input {})", shown(input))
         }
         K::OrchestrationChained { name, .. } => format!("a start of orchestration '{name}'"),
         K::TimerCreated { .. } => "a timer".to_string(),
