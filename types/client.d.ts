@@ -26,17 +26,47 @@ export type ExecutionStatusName = 'Running' | 'Completed' | 'Failed' | 'Continue
 
 /**
  * What `getStatus`, `waitForOrchestration` and `waitForStatusChange` resolve
- * with. `TOutput` is `string` (the raw JSON) for `getStatus` and
- * `waitForStatusChange`, and the parsed value for `waitForOrchestration`.
+ * with: a union on `status`, so `output` is there only when `Completed` and
+ * `error` only when `Failed` (elsewhere they read as `undefined`, so code that
+ * reads them without narrowing still compiles). `TOutput` is `string` (the raw
+ * JSON) for `getStatus` and `waitForStatusChange`, and the parsed value for
+ * `waitForOrchestration`.
  */
-export interface OrchestrationStatus<TOutput = string> {
-  status: OrchestrationStatusName
-  /** The output when `Completed`. */
-  output?: TOutput
-  /** The failure's display message when `Failed`. */
-  error?: string
-  /** Why it failed, when `Failed`. */
+export type OrchestrationStatus<TOutput = string> =
+  | OrchestrationRunningStatus
+  | OrchestrationCompletedStatus<TOutput>
+  | OrchestrationFailedStatus
+
+/** An `OrchestrationStatus` that has not ended, or of no instance. */
+export interface OrchestrationRunningStatus extends OrchestrationStatusCommon {
+  status: 'Running' | 'NotFound'
+  output?: undefined
+  error?: undefined
+  errorCategory?: undefined
+}
+
+/** An `OrchestrationStatus` of a completed instance. */
+export interface OrchestrationCompletedStatus<TOutput = string> extends OrchestrationStatusCommon {
+  status: 'Completed'
+  /** The orchestration's output. */
+  output: TOutput
+  error?: undefined
+  errorCategory?: undefined
+}
+
+/** An `OrchestrationStatus` of a failed instance. */
+export interface OrchestrationFailedStatus extends OrchestrationStatusCommon {
+  status: 'Failed'
+  output?: undefined
+  /** The failure's display message. */
+  error: string
+  /** Why it failed. */
   errorCategory?: ErrorCategory
+}
+
+/** The fields of every `OrchestrationStatus`. */
+export interface OrchestrationStatusCommon {
+  status: OrchestrationStatusName
   /** The custom status the orchestration set, if any. */
   customStatus?: string
   /** Grows each time the orchestration sets or resets its custom status. */

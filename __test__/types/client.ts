@@ -24,12 +24,18 @@ export async function useClient(): Promise<void> {
 
   const s: OrchestrationStatus = await client.getStatus('i1')
   if (s.status === 'Completed') {
-    const raw: string | undefined = s.output
+    const raw: string = s.output
     void raw
   } else if (s.status === 'Failed') {
-    const why: string | undefined = s.error
+    const why: string = s.error
     void why
+  } else {
+    // @ts-expect-error output exists only on Completed
+    const none: NonNullable<typeof s.output> = 'x'
+    void none
   }
+  const unnarrowed: string | undefined = s.output // still compiles without narrowing
+  void unnarrowed
   const version: number = s.customStatusVersion
   const done = await client.waitForOrchestration('i1')
   await client.waitForOrchestration('i1', 5000)
