@@ -6,6 +6,7 @@ export type { ActivityFunction } from './types/activity'
 export { ActivityContext } from './types/activity'
 export type {
   DeleteResult,
+  FailureInfo,
   ExecutionInfo,
   ExecutionStatusName,
   ExportedHistory,
@@ -51,19 +52,37 @@ export type {
   WaitOptions,
 } from './types/definitions'
 export { OrchestrationHandle, defineActivity, defineEvent, defineKey, defineOrchestration, defineStatus } from './types/definitions'
-export type { DuroxideErrorCode, DuroxideErrorOptions, ErrorCategory } from './types/errors'
+export type {
+  DuroxideErrorCode,
+  DuroxideErrorOptions,
+  ErrorCategory,
+  FailureErrorOptions,
+  FailureFields,
+  NonRetryableErrorOptions,
+} from './types/errors'
 export {
   AbortError,
+  ActivityFailedError,
   DuroxideError,
   InvalidArgumentError,
   InvalidOptionError,
+  NondeterministicError,
+  NonRetryableError,
   NotFoundError,
   OrchestrationFailedError,
+  SubOrchestrationFailedError,
   ProviderError,
   RuntimeStateError,
   TimeoutError,
 } from './types/errors'
-export type { EffectiveOptions, LogFormat, LogLevel, RuntimeOptions, WorkerTagFilter } from './types/options'
+export type {
+  DeterminismGuard,
+  EffectiveOptions,
+  LogFormat,
+  LogLevel,
+  RuntimeOptions,
+  WorkerTagFilter,
+} from './types/options'
 export type {
   ActivityTask,
   AllResult,

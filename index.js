@@ -40,4 +40,8 @@ module.exports = {
   RuntimeStateError: errors.RuntimeStateError,
   OrchestrationFailedError: errors.OrchestrationFailedError,
   AbortError: errors.AbortError,
+  ActivityFailedError: errors.ActivityFailedError,
+  SubOrchestrationFailedError: errors.SubOrchestrationFailedError,
+  NondeterministicError: errors.NondeterministicError,
+  NonRetryableError: errors.NonRetryableError,
 }

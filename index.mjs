@@ -34,5 +34,9 @@ export const {
   RuntimeStateError,
   OrchestrationFailedError,
   AbortError,
+  ActivityFailedError,
+  SubOrchestrationFailedError,
+  NondeterministicError,
+  NonRetryableError,
 } = api
 export default api

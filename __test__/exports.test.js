@@ -22,6 +22,9 @@ const ERROR_CODES = {
   RuntimeStateError: 'ERR_RUNTIME_STATE',
   OrchestrationFailedError: 'ERR_ORCHESTRATION_FAILED',
   AbortError: 'ERR_ABORTED',
+  ActivityFailedError: 'ERR_ACTIVITY_FAILED',
+  SubOrchestrationFailedError: 'ERR_SUB_ORCHESTRATION_FAILED',
+  NondeterministicError: 'ERR_NONDETERMINISTIC',
 }
 const LIMITS = {
   MAX_WORKER_TAGS: 5,

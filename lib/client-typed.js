@@ -4,7 +4,8 @@
 // types), and `list` pages through instances. Unlike the string-named
 // methods, these reject ERR_NOT_FOUND for an instance that does not exist.
 // Installed on Client.prototype by lib/client.js.
-const { InvalidArgumentError, InvalidOptionError, NotFoundError, OrchestrationFailedError, describe } = require('./errors')
+const { InvalidArgumentError, InvalidOptionError, NotFoundError, describe } = require('./errors')
+const { orchestrationFailed } = require('./failure')
 const { OrchestrationDefinition, EventDefinition, KeyDefinition, definition } = require('./definitions')
 const { decode } = require('./json')
 const { string } = require('./validate')
@@ -44,12 +45,8 @@ function typedStatus(def, s) {
   return out
 }
 
-function failed(instanceId, s) {
-  const err = new OrchestrationFailedError(`orchestration '${instanceId}' failed: ${s.error}`)
-  err.instanceId = instanceId
-  err.errorCategory = s.errorCategory
-  return err
-}
+// The failure's fields (`errorName`, `details`, ...) come with it (lib/failure.js).
+const failed = orchestrationFailed
 
 /** One instance of one orchestration definition. */
 class OrchestrationHandle {

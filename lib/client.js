@@ -1,7 +1,7 @@
 'use strict'
 // Client: starts, watches and manages orchestration instances.
 const native = require('./native')
-const { call, InvalidArgumentError, OrchestrationFailedError, describe } = require('./errors')
+const { call, InvalidArgumentError, describe } = require('./errors')
 const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
 const { string, number, optionalString } = require('./validate')
@@ -9,6 +9,7 @@ const { compact, filterArg, pruneOptionsArg, startOptionsArg } = require('./clie
 const waits = require('./client-waits')
 const { typedClientMethods } = require('./client-typed')
 const { KeyDefinition } = require('./definitions')
+const { statusFailure, orchestrationFailed } = require('./failure')
 
 /** The status object of api.md; `output` stays a JSON string unless `parse`. */
 function toStatus(s, parse) {
@@ -16,6 +17,7 @@ function toStatus(s, parse) {
   if (s.output != null) out.output = parse ? decode(s.output) : s.output
   if (s.error != null) out.error = s.error
   if (s.errorCategory != null) out.errorCategory = s.errorCategory
+  if (s.failure != null) out.failure = statusFailure(s.failure)
   if (s.customStatus != null) out.customStatus = s.customStatus
   return out
 }
@@ -80,10 +82,7 @@ class Client {
   async waitForOrchestrationTyped(instanceId, timeoutMs = 30000) {
     const s = await this.waitForOrchestration(instanceId, timeoutMs)
     if (s.status === 'Failed') {
-      const err = new OrchestrationFailedError(`orchestration '${instanceId}' failed: ${s.error}`)
-      err.instanceId = instanceId
-      err.errorCategory = s.errorCategory
-      throw err
+      throw orchestrationFailed(instanceId, s)
     }
     return s.output
   }

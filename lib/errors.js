@@ -30,9 +30,58 @@ class ProviderError extends DuroxideError {
 class RuntimeStateError extends DuroxideError {
   constructor(message, options) { super(message, 'ERR_RUNTIME_STATE', options) }
 }
+/**
+ * The fields a structured failure carries (lib/failure.js): the original
+ * error's `errorName`/`errorStack`, its JSON `details`, duroxide's `category`,
+ * `nonRetryable`, and the failed `activityName`/`orchestrationName`.
+ */
+const FAILURE_FIELDS = ['errorName', 'errorStack', 'details', 'category', 'nonRetryable', 'activityName', 'orchestrationName']
+
+function assignFailure(err, fields) {
+  if (!fields) return
+  for (const k of FAILURE_FIELDS) if (fields[k] !== undefined) err[k] = fields[k]
+}
+
 /** waitForOrchestrationTyped on an instance that failed. */
 class OrchestrationFailedError extends DuroxideError {
-  constructor(message, options) { super(message, 'ERR_ORCHESTRATION_FAILED', options) }
+  constructor(message, options) {
+    super(message, 'ERR_ORCHESTRATION_FAILED', options)
+    assignFailure(this, options)
+  }
+}
+
+/** What `yield` throws in an orchestration for a failed activity. */
+class ActivityFailedError extends DuroxideError {
+  constructor(message, options) {
+    super(message, 'ERR_ACTIVITY_FAILED', options)
+    assignFailure(this, options)
+  }
+}
+
+/** What `yield` throws in an orchestration for a failed sub-orchestration. */
+class SubOrchestrationFailedError extends DuroxideError {
+  constructor(message, options) {
+    super(message, 'ERR_SUB_ORCHESTRATION_FAILED', options)
+    assignFailure(this, options)
+  }
+}
+
+/** A call in orchestration code that breaks replay (`determinismGuard: 'throw'`). */
+class NondeterministicError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_NONDETERMINISTIC', options) }
+}
+
+/**
+ * Thrown by an activity: the failure is final, a retry policy
+ * (`scheduleActivityWithRetry`) stops at it. `details` (JSON) travels with it.
+ */
+class NonRetryableError extends Error {
+  constructor(message, options) {
+    super(message, options && options.cause !== undefined ? { cause: options.cause } : undefined)
+    this.name = new.target.name
+    this.nonRetryable = true
+    if (options && options.details !== undefined) this.details = options.details
+  }
 }
 
 /** A wait ended by its `AbortSignal`; `cause` is the signal's reason. */
@@ -114,6 +163,10 @@ module.exports = {
   RuntimeStateError,
   OrchestrationFailedError,
   AbortError,
+  ActivityFailedError,
+  SubOrchestrationFailedError,
+  NondeterministicError,
+  NonRetryableError,
   fromNative,
   sync,
   call,

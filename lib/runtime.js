@@ -11,7 +11,9 @@
 const native = require('./native')
 const { InvalidArgumentError, InvalidOptionError, sync, call, describe, messageOf } = require('./errors')
 const { encode, decode } = require('./json')
-const { Task, decodeOutcome } = require('./tasks')
+const { Task, consume } = require('./tasks')
+const { encodeFailure, decodeOutcome } = require('./failure')
+const { Mistakes } = require('./mistakes')
 const { OrchestrationContext } = require('./orchestration-context')
 const { ActivityContext } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
@@ -40,26 +42,6 @@ function optionValue(path, value) {
 }
 
 /**
- * The failure message of anything user code threw. A thrown string is the
- * message its author meant; other non-Errors are described with their JSON so
- * a rejected `{ code, detail }` still says what went wrong.
- */
-function thrownMessage(who, err) {
-  if (err instanceof Error) return err.message || String(err)
-  if (typeof err === 'string') return err
-  let shown = describe(err)
-  if (err !== null && typeof err === 'object') {
-    try {
-      const json = JSON.stringify(err)
-      if (json !== undefined) shown += ` ${json.length > 500 ? `${json.slice(0, 500)}…` : json}`
-    } catch {
-      // Unencodable (a cycle, a BigInt): the description alone has to do.
-    }
-  }
-  return `${who} threw a non-Error value: ${shown}`
-}
-
-/**
  * Key of the hook `duroxide-node/testing` replays through (lib/testing/replay.js):
  * the native runtime and orchestration callbacks over a generator table of the
  * caller's, so a replay neither needs the runtime started nor touches its own.
@@ -79,6 +61,7 @@ class Runtime {
   #aborts = new Map() // invocation -> AbortController
   #events = new RuntimeEvents()
   #starting = null // the native start promise, awaited by a shutdown that follows it
+  #mistakes // what orchestration code gets wrong, reported once per name (lib/mistakes.js)
 
   constructor(provider, options) {
     const handle = nativeProviderOf(provider, 'new Runtime()')
@@ -88,6 +71,7 @@ class Runtime {
     const clean = options == null ? undefined : optionValue('', options)
     this.#native = sync(() => new native.NativeRuntime(handle, clean))
     this.#provider = provider
+    this.#mistakes = new Mistakes(this.#native.effectiveOptions().determinismGuard)
   }
 
   // The lifecycle (created, running, stopped) is the native runtime's: it
@@ -153,7 +137,7 @@ class Runtime {
     await this.#starting
   }
 
-  /** Subscribes to guard events: 'poison' | 'lockLost' | 'livelock'. Returns the runtime. */
+  /** Subscribes to guard events: 'poison' | 'lockLost' | 'livelock' | 'unregistered'. Returns the runtime. */
   on(event, listener) {
     this.#events.on(event, listener)
     return this
@@ -237,10 +221,11 @@ class Runtime {
     const ctx = new OrchestrationContext(s.context, s)
     const who = `orchestration '${s.orchestrationName}'`
     let iterator
+    const entry = { iterator: null, who, task: null, step: this.#mistakes.step(s) }
     try {
-      iterator = fn(ctx, decode(s.input))
+      iterator = entry.step.run(() => fn(ctx, decode(s.input)))
     } catch (err) {
-      return { throw: thrownMessage(who, err) }
+      return { throw: encodeFailure(who, err) }
     }
     if (!isIterator(iterator)) {
       if (iterator && typeof iterator.then === 'function') {
@@ -249,7 +234,7 @@ class Runtime {
       }
       return { throw: `orchestration '${s.orchestrationName}' must be a generator function (function*); it returned ${describe(iterator)}` }
     }
-    const entry = { iterator, who }
+    entry.iterator = iterator
     generators.set(invocation, entry)
     return this.#advance(invocation, entry, () => iterator.next(), generators)
   }
@@ -257,13 +242,22 @@ class Runtime {
   #advance(invocation, entry, step, generators) {
     let r
     try {
-      r = step()
+      r = entry.step.run(step)
     } catch (err) {
       generators.delete(invocation)
-      return { throw: thrownMessage(entry.who, err) }
+      entry.step.finished()
+      return { throw: encodeFailure(entry.who, err) }
     }
     if (r.done) {
       generators.delete(invocation)
+      const returnedTask = r.value instanceof Task
+      if (returnedTask) consume(r.value) // reported below, not also as a dropped task
+      entry.step.finished()
+      if (returnedTask) {
+        return {
+          throw: `${entry.who} returned a task (${r.value.descriptor.kind}) instead of its result; did you mean \`return yield ...\`?`,
+        }
+      }
       try {
         return { return: encode(r.value, 'orchestration result') }
       } catch (err) {
@@ -277,6 +271,7 @@ class Runtime {
       }
     }
     entry.task = r.value
+    entry.step.yielded(r.value)
     return { yield: r.value.descriptor }
   }
 
@@ -295,7 +290,7 @@ class Runtime {
       try {
         result = await fn(ctx, decode(c.input))
       } catch (err) {
-        return { err: thrownMessage(`activity '${c.activityName}'`, err) }
+        return { err: encodeFailure(`activity '${c.activityName}'`, err) }
       }
       try {
         return { ok: encode(result, `result of activity '${c.activityName}'`) }

@@ -5,13 +5,48 @@
 // it runs at `yield`), so a bad argument throws at the call that made it.
 const native = require('./native')
 const { InvalidArgumentError, describe, sync } = require('./errors')
-const { decode } = require('./json')
+// Outcomes decode in lib/failure.js (failed tasks throw structured errors).
+const { decodeOutcome } = require('./failure')
+
+// The generator step running now (lib/mistakes.js), which notes the tasks
+// it creates so one never yielded can be reported; null outside steps.
+let currentStep = null
+function setCurrentStep(step) {
+  const previous = currentStep
+  currentStep = step
+  return previous
+}
+const CONSUMED = Symbol('consumed')
+/** The task was yielded, or handed to all/race. */
+function consume(task) {
+  task[CONSUMED] = true
+}
+function isConsumed(task) {
+  return task[CONSUMED] === true
+}
+
+/** What a task is, for messages: `activity 'Charge'`, `timer`, ... */
+function taskLabel(descriptor) {
+  return descriptor.name !== undefined ? `${descriptor.kind} '${descriptor.name}'` : descriptor.kind
+}
 
 class Task {
   /** @internal */
   constructor(descriptor) {
     sync(() => native.validateTask(descriptor))
     this.descriptor = descriptor
+    if (currentStep) currentStep.created(this)
+  }
+
+  /** A task is not its result: `${ctx.newGuid()}` would read '[object Object]'. */
+  toString() {
+    throw new InvalidArgumentError(
+      `a ${taskLabel(this.descriptor)} task is not its result; yield it first (\`const value = yield task\`) and use the value`,
+    )
+  }
+
+  [Symbol.toPrimitive]() {
+    return this.toString()
   }
 
   /** The worker tag of an activity task (`undefined` when untagged or not an activity). */
@@ -41,7 +76,7 @@ class Task {
    * calls it with the outcome from Rust); throws for a failure.
    */
   settle(outcome) {
-    return decodeOutcome(outcome)
+    return decodeOutcome(outcome, this.descriptor)
   }
 
   /**
@@ -61,31 +96,9 @@ class Task {
  */
 class JoinTask extends Task {
   settle(outcome) {
-    if (!outcome || !Array.isArray(outcome.all)) return decodeOutcome(outcome)
-    return outcome.all.map((o) => decodeOutcome(o))
+    if (!outcome || !Array.isArray(outcome.all)) return decodeOutcome(outcome, this.descriptor)
+    return outcome.all.map((o, i) => decodeOutcome(o, this.descriptor.tasks?.[i], i))
   }
-}
-
-/**
- * Decodes an outcome from Rust into the value a `yield` evaluates to; throws
- * an Error carrying the failure message.
- */
-function decodeOutcome(outcome) {
-  if ('ok' in outcome) return decode(outcome.ok)
-  if ('err' in outcome) throw new Error(outcome.err)
-  if ('all' in outcome) {
-    return outcome.all.map((o) => {
-      try {
-        return { ok: decodeOutcome(o) }
-      } catch (err) {
-        return { err: err.message }
-      }
-    })
-  }
-  if ('race' in outcome) {
-    return { index: outcome.race.index, value: decodeOutcome(outcome.race.outcome) }
-  }
-  throw new Error(`unknown task outcome ${JSON.stringify(outcome)}`)
 }
 
 function descriptorsOf(what, tasks) {
@@ -94,8 +107,9 @@ function descriptorsOf(what, tasks) {
     if (!(t instanceof Task)) {
       throw new InvalidArgumentError(`${what}: element ${i} is ${describe(t)}, not a task`)
     }
+    consume(t)
     return t.descriptor
   })
 }
 
-module.exports = { Task, JoinTask, decodeOutcome, descriptorsOf }
+module.exports = { Task, JoinTask, decodeOutcome, descriptorsOf, setCurrentStep, consume, isConsumed, taskLabel }

@@ -59,12 +59,17 @@ impl Registrations {
         Ok(registered)
     }
 
-    /// Builds duroxide's registries; every handler reaches JS through `bridge`.
+    /// The registered activity names.
+    pub fn activity_names(&self) -> BTreeSet<String> {
+        self.activities.clone()
+    }
+
     /// The registered orchestration names.
     pub fn orchestration_names(&self) -> BTreeSet<String> {
         self.orchestrations.keys().cloned().collect()
     }
 
+    /// Builds duroxide's registries; every handler reaches JS through `bridge`.
     pub fn build(&self, bridge: &Arc<Bridge>) -> (ActivityRegistry, OrchestrationRegistry) {
         let mut activities = ActivityRegistry::builder();
         for name in &self.activities {

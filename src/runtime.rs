@@ -112,11 +112,12 @@ impl Core {
             ));
         }
         self.bridge.install(callbacks);
-        let (activities, orchestrations) = self
-            .registrations
-            .lock()
-            .expect("registrations lock")
-            .build(&self.bridge);
+        let (activities, orchestrations) = {
+            let r = self.registrations.lock().expect("registrations lock");
+            self.guard
+                .registered(r.activity_names(), r.orchestration_names());
+            r.build(&self.bridge)
+        };
         let observability = &self.options.runtime.observability;
         crate::logging::ensure_stderr_logging(&observability.log_format, &observability.log_level);
         let runtime = duroxide::runtime::Runtime::start_with_options(

@@ -1,6 +1,6 @@
 // Client (lib/client*.js) and the shapes its methods resolve with.
 import type { StartOptions } from './tracing'
-import type { ErrorCategory } from './errors'
+import type { ErrorCategory, FailureFields } from './errors'
 import type { Provider } from './providers'
 import type {
   AnyOrchestrationDefinition,
@@ -43,6 +43,7 @@ export interface OrchestrationRunningStatus extends OrchestrationStatusCommon {
   output?: undefined
   error?: undefined
   errorCategory?: undefined
+  failure?: undefined
 }
 
 /** An `OrchestrationStatus` of a completed instance. */
@@ -52,6 +53,7 @@ export interface OrchestrationCompletedStatus<TOutput = string> extends Orchestr
   output: TOutput
   error?: undefined
   errorCategory?: undefined
+  failure?: undefined
 }
 
 /** An `OrchestrationStatus` of a failed instance. */
@@ -62,6 +64,8 @@ export interface OrchestrationFailedStatus extends OrchestrationStatusCommon {
   error: string
   /** Why it failed. */
   errorCategory?: ErrorCategory
+  /** The failure's structure (what the orchestration threw). */
+  failure: FailureInfo
 }
 
 /** The fields of every `OrchestrationStatus`. */
@@ -71,6 +75,17 @@ export interface OrchestrationStatusCommon {
   customStatus?: string
   /** Grows each time the orchestration sets or resets its custom status. */
   customStatusVersion: number
+}
+
+/**
+ * `status.failure`: the failure as the orchestration threw it. `message` is
+ * `status.error`; `category` is `status.errorCategory`. An orchestration
+ * that rethrew an activity's failure reports that activity's error name,
+ * stack and details, with `activityName` set.
+ */
+export interface FailureInfo extends FailureFields {
+  message: string
+  category: ErrorCategory
 }
 
 /** `getInstanceInfo(id)`. */

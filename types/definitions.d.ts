@@ -4,7 +4,7 @@
 import type { ActivityContext } from './activity'
 import type { ErrorCategory } from './errors'
 import type { OrchestrationContext, Task } from './orchestration'
-import type { InstanceInfo, ExecutionStatusName } from './client'
+import type { FailureInfo, InstanceInfo, ExecutionStatusName } from './client'
 
 // ---- JSON round trip -------------------------------------------------------
 
@@ -238,6 +238,8 @@ export type TypedOrchestrationStatus<TOut = unknown, TStatus = unknown> =
       error: string
       /** Why it failed. */
       errorCategory?: ErrorCategory
+      /** The failure as the orchestration threw it (`docs/api-reference.md`, Failures). */
+      failure: FailureInfo
       customStatus?: TStatus
       customStatusVersion: number
     }

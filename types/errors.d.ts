@@ -11,6 +11,9 @@ export type DuroxideErrorCode =
   | 'ERR_RUNTIME_STATE'
   | 'ERR_ORCHESTRATION_FAILED'
   | 'ERR_ABORTED'
+  | 'ERR_ACTIVITY_FAILED'
+  | 'ERR_SUB_ORCHESTRATION_FAILED'
+  | 'ERR_NONDETERMINISTIC'
   | 'ERR_INTERNAL'
 
 /** Second argument of the error constructors. */
@@ -64,14 +67,111 @@ export declare class RuntimeStateError extends DuroxideError {
   code: 'ERR_RUNTIME_STATE'
 }
 
+/**
+ * What a structured failure carries across the bridge: an activity or
+ * orchestration threw an `Error`, and its name, stack and JSON `details`
+ * survive in history (the message stays the error's message).
+ */
+export interface FailureFields {
+  /** `name` of the error originally thrown (`'TypeError'`, `'NonRetryableError'`, a custom class name, ...). */
+  errorName?: string
+  /** `stack` of the error originally thrown (cut at 4000 characters). */
+  errorStack?: string
+  /** The thrown error's `details`, as JSON (what `JSON.stringify` kept). */
+  details?: unknown
+  /** duroxide's category; orchestration code only ever sees `'application'`. */
+  category?: ErrorCategory
+  /** True when the error originally thrown was a `NonRetryableError`. */
+  nonRetryable?: boolean
+  /** The activity that failed (also set when an orchestration rethrew its failure). */
+  activityName?: string
+  /** The sub-orchestration that failed (also set when a parent rethrew its failure). */
+  orchestrationName?: string
+}
+
+/** Second argument of the failure error constructors. */
+export interface FailureErrorOptions extends DuroxideErrorOptions, FailureFields {}
+
 /** `ERR_ORCHESTRATION_FAILED`: `client.waitForOrchestrationTyped` on an instance that failed. */
 export declare class OrchestrationFailedError extends DuroxideError {
-  constructor(message: string, options?: DuroxideErrorOptions)
+  constructor(message: string, options?: FailureErrorOptions)
   code: 'ERR_ORCHESTRATION_FAILED'
   /** The failed instance (set by `waitForOrchestrationTyped`). */
   instanceId?: string
   /** Why it failed (set by `waitForOrchestrationTyped`). */
   errorCategory?: ErrorCategory
+  errorName?: string
+  errorStack?: string
+  details?: unknown
+  category?: ErrorCategory
+  nonRetryable?: boolean
+  activityName?: string
+  orchestrationName?: string
+}
+
+/**
+ * `ERR_ACTIVITY_FAILED`: what `yield` throws in an orchestration when the
+ * activity failed. `message` is the activity's error message, as before.
+ */
+export declare class ActivityFailedError extends DuroxideError {
+  constructor(message: string, options?: FailureErrorOptions)
+  code: 'ERR_ACTIVITY_FAILED'
+  /** The activity that failed. */
+  activityName: string
+  errorName: string
+  errorStack?: string
+  details?: unknown
+  category: ErrorCategory
+  nonRetryable: boolean
+  /** Inside `race`/`all`: the position of the failed task. */
+  index?: number
+}
+
+/**
+ * `ERR_SUB_ORCHESTRATION_FAILED`: what `yield` throws in an orchestration when
+ * the sub-orchestration failed. `message` is the child's failure message, as before.
+ */
+export declare class SubOrchestrationFailedError extends DuroxideError {
+  constructor(message: string, options?: FailureErrorOptions)
+  code: 'ERR_SUB_ORCHESTRATION_FAILED'
+  /** The sub-orchestration that failed. */
+  orchestrationName: string
+  /** The activity whose failure the child rethrew, if it did. */
+  activityName?: string
+  errorName: string
+  errorStack?: string
+  details?: unknown
+  category: ErrorCategory
+  nonRetryable: boolean
+  /** Inside `race`/`all`: the position of the failed task. */
+  index?: number
+}
+
+/**
+ * `ERR_NONDETERMINISTIC`: orchestration code called `Date.now()`, `new Date()`
+ * or `Math.random()` with `determinismGuard: 'throw'`.
+ */
+export declare class NondeterministicError extends DuroxideError {
+  constructor(message: string, options?: DuroxideErrorOptions)
+  code: 'ERR_NONDETERMINISTIC'
+}
+
+/** Options of `NonRetryableError`. */
+export interface NonRetryableErrorOptions {
+  /** JSON data that travels with the failure (`ActivityFailedError.details`). */
+  details?: unknown
+  cause?: unknown
+}
+
+/**
+ * Thrown by an activity to fail for good: a retry policy
+ * (`scheduleActivityWithRetry`) stops at it. Not a `DuroxideError`: it is
+ * the application's error.
+ */
+export declare class NonRetryableError extends Error {
+  constructor(message: string, options?: NonRetryableErrorOptions)
+  readonly nonRetryable: true
+  details?: unknown
 }
 
 /**

@@ -194,7 +194,20 @@ export interface RuntimeOptions {
    * Default 1000.
    */
   orchestrationCacheSize?: number | undefined
+  /**
+   * Binding option. What `Date.now()`, `new Date()` (no arguments) and
+   * `Math.random()` do while this runtime runs a step of an orchestration
+   * generator, where they break replay: `'warn'` logs a warning naming the
+   * instance and the replacement (`ctx.utcNow()`, `ctx.newGuid()`), once per
+   * orchestration name and call; `'throw'` throws `NondeterministicError`
+   * at the call; `'off'` leaves them alone. The globals are patched only
+   * while a step runs. Default `'warn'`.
+   */
+  determinismGuard?: DeterminismGuard | undefined
 }
+
+/** `RuntimeOptions.determinismGuard`. */
+export type DeterminismGuard = 'warn' | 'throw' | 'off'
 
 /** Every field present, `undefined` removed (`null` stays where it means "unset"). */
 type Filled<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }

@@ -11,6 +11,8 @@ import type {
 } from './definitions'
 import type { ContextLog, TraceContext } from './tracing'
 
+import type { ActivityFailedError, SubOrchestrationFailedError } from './errors'
+
 // Phantom key carrying a task's result type. It is not exported, so only the
 // context's methods can produce a Task: a hand-made object is not one.
 declare const taskResult: unique symbol
@@ -19,7 +21,8 @@ declare const taskResult: unique symbol
  * A durable operation created by an `OrchestrationContext` method. Nothing
  * happens until the orchestration generator `yield`s it; the `yield` then
  * evaluates to the result (`T`), or throws an `Error` whose message carries
- * the failure (activity error text, sub-orchestration failure, ...).
+ * the failure (activity error text, sub-orchestration failure, ...): an
+ * `ActivityFailedError` / `SubOrchestrationFailedError` for those tasks.
  *
  * TypeScript cannot type the value of a `yield` expression per task (it is
  * `any`); `yield* task` is typed: it yields the same single task and
@@ -50,8 +53,15 @@ export interface ActivityTask<T = any> extends Task<T> {
 /** The value a yielded task evaluates to: `TaskResult<typeof t>`. */
 export type TaskResult<K> = K extends Task<infer R> ? R : never
 
-/** One element of an `all()` result: the task's value or its failure message. */
-export type AllResult<T = any> = { ok: T } | { err: string }
+/**
+ * One element of an `all()` result: the task's value or its failure message.
+ * A failed element also has `error` (not enumerable, so the element compares
+ * and serializes as `{ err }`): the error a `yield` of that task would have
+ * thrown, with `index` set.
+ */
+export type AllResult<T = any> =
+  | { ok: T }
+  | { err: string; readonly error?: ActivityFailedError | SubOrchestrationFailedError | Error }
 
 /** The result of `race()`: the position of the first task to finish and its value. */
 export interface RaceResult<T = any> {

@@ -72,7 +72,7 @@ export interface MetricsSnapshot {
 }
 
 /** Kinds of guard events a runtime reports through `on()`. */
-export type RuntimeEventType = 'poison' | 'lockLost' | 'livelock'
+export type RuntimeEventType = 'poison' | 'lockLost' | 'livelock' | 'unregistered'
 
 /** What a `runtime.on(type, listener)` listener receives. */
 export interface RuntimeEvent {
@@ -81,6 +81,9 @@ export interface RuntimeEvent {
    * reported). `'lockLost'`: an ack failed because its lock expired first.
    * `'livelock'`: the watchdog saw an instance's messages retried without
    * ever committing. `lockLost` and `livelock` are reported once per instance.
+   * `'unregistered'`: work arrived for an activity or orchestration name this
+   * runtime has no handler for (first occurrence per name; the instance stays
+   * `Running` and `health()` is degraded while it keeps arriving).
    */
   type: RuntimeEventType
   /** The instance whose message it is. */
@@ -93,6 +96,10 @@ export interface RuntimeEvent {
   maxAttempts: number
   /** The likely cause and what to look at, in words. */
   cause: string
+  /** `'unregistered'`: the missing name. */
+  name?: string
+  /** `'unregistered'`: what kind of handler is missing. */
+  kind?: 'activity' | 'orchestration'
 }
 
 /** `runtime.health()`: `degraded` when something went wrong within the last minute. */

@@ -28,14 +28,17 @@ export async function useClient(): Promise<void> {
     void raw
   } else if (s.status === 'Failed') {
     const why: string = s.error
-    void why
+    const original: string | undefined = s.failure.errorName
+    const activity: string | undefined = s.failure.activityName
+    void why, original, activity, s.failure.details, s.failure.message
   } else {
     // @ts-expect-error output exists only on Completed
     const none: NonNullable<typeof s.output> = 'x'
     void none
   }
   const unnarrowed: string | undefined = s.output // still compiles without narrowing
-  void unnarrowed
+  const unnarrowedFailure: string | undefined = s.failure?.errorName
+  void unnarrowed, unnarrowedFailure
   const version: number = s.customStatusVersion
   const done = await client.waitForOrchestration('i1')
   await client.waitForOrchestration('i1', 5000)

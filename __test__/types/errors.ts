@@ -5,6 +5,10 @@ import {
   InvalidOptionError,
   NotFoundError,
   OrchestrationFailedError,
+  ActivityFailedError,
+  SubOrchestrationFailedError,
+  NondeterministicError,
+  NonRetryableError,
   ProviderError,
   Runtime,
   RuntimeStateError,
@@ -34,6 +38,9 @@ export function handle(err: unknown): string {
       case 'ERR_RUNTIME_STATE':
       case 'ERR_ORCHESTRATION_FAILED':
       case 'ERR_ABORTED':
+      case 'ERR_ACTIVITY_FAILED':
+      case 'ERR_SUB_ORCHESTRATION_FAILED':
+      case 'ERR_NONDETERMINISTIC':
       case 'ERR_INTERNAL':
         return code
       default: {
@@ -116,4 +123,40 @@ export function guard(rt: import('duroxide-node').Runtime): void {
   void status, reasons
   // @ts-expect-error unknown event type
   rt.on('crash', onPoison)
+  rt.on('unregistered', (e) => {
+    const name: string | undefined = e.name
+    const kind: 'activity' | 'orchestration' | undefined = e.kind
+    void name, kind
+  })
+}
+
+// Structured failures: what a caught task error carries.
+export function failures(err: unknown): string {
+  if (err instanceof ActivityFailedError) {
+    const code: 'ERR_ACTIVITY_FAILED' = err.code
+    const name: string = err.activityName
+    const original: string = err.errorName
+    const retry: boolean = err.nonRetryable
+    const index: number | undefined = err.index
+    void code, name, original, retry, index, err.details, err.category, err.errorStack
+    return name
+  }
+  if (err instanceof SubOrchestrationFailedError) return err.orchestrationName
+  if (err instanceof NondeterministicError) return err.code
+  return ''
+}
+
+export function activityThrows(): never {
+  const e = new NonRetryableError('card stolen', { details: { code: 'STOLEN' } })
+  const flag: true = e.nonRetryable
+  void flag
+  // @ts-expect-error details is the only option besides cause
+  void new NonRetryableError('x', { detail: 1 })
+  throw e
+}
+
+export function guardOption(): void {
+  void new Runtime({} as never, { determinismGuard: 'throw' })
+  // @ts-expect-error not a determinismGuard value
+  void new Runtime({} as never, { determinismGuard: 'loud' })
 }

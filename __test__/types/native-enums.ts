@@ -8,8 +8,9 @@ import type {
   HealthStatus as NativeHealthStatus,
   OrchestrationStatusName as NativeOrchestrationStatusName,
   RuntimeEventType as NativeRuntimeEventType,
+  DeterminismGuard as NativeDeterminismGuard,
 } from '../../native'
-import type { ErrorCategory, ExecutionStatusName, OrchestrationStatusName, RuntimeEventType, RuntimeHealth } from 'duroxide-node'
+import type { DeterminismGuard, ErrorCategory, ExecutionStatusName, OrchestrationStatusName, RuntimeEventType, RuntimeHealth } from 'duroxide-node'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 
@@ -19,4 +20,5 @@ export const sameSets: [
   Equal<ErrorCategory, `${NativeErrorCategory}`>,
   Equal<RuntimeHealth['status'], `${NativeHealthStatus}`>,
   Equal<RuntimeEventType, `${NativeRuntimeEventType}`>,
-] = [true, true, true, true, true]
+  Equal<DeterminismGuard, `${NativeDeterminismGuard}`>,
+] = [true, true, true, true, true, true]

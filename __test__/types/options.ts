@@ -37,6 +37,7 @@ export async function everyOption(): Promise<EffectiveOptions> {
     maxConcurrentWorkFetches: 0,
     watchdogIntervalMs: 10000,
     orchestrationCacheSize: 1000,
+    determinismGuard: 'warn',
   }
   const rt = new Runtime(provider, options)
   new Runtime(provider)

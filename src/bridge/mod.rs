@@ -13,17 +13,21 @@
 //! | `activity_cancel`  | `(invocation: number) => void`                           | fire and forget |
 //! | `events`           | `(event: GuardEvent) => void`                            | fire and forget, non-blocking |
 //!
-//! `GuardEvent` is `{ type: 'poison' | 'lockLost' | 'livelock', instanceId,
-//! queue, attemptCount?, maxAttempts, cause }` (see `guard/events.rs`).
+//! `GuardEvent` is `{ type: 'poison' | 'lockLost' | 'livelock' | 'unregistered',
+//! instanceId, queue, attemptCount?, maxAttempts, cause, name?, kind? }` (see
+//! `guard/events.rs`).
 //!
 //! `Step` is `{ yield: TaskDescriptor } | { return: string } | { throw: string }`
 //! (see `tasks.rs`). The JS side never throws across the boundary: user errors
-//! travel inside those values.
+//! travel inside those values, a thrown Error's structure appended to its
+//! message (`failure.rs`). `mistakes.rs` logs what `lib/mistakes.js` catches.
 
 pub mod activity;
 pub(crate) mod cache;
 pub(crate) mod context;
 pub(crate) mod log;
+pub(crate) mod failure;
+pub(crate) mod mistakes;
 pub mod orchestration;
 pub mod retry;
 pub(crate) mod step_log;

@@ -1,9 +1,10 @@
 //! The `retry` part of an activity descriptor (`scheduleActivityWithRetry`):
-//! its wire shape and how it becomes a duroxide [`RetryPolicy`].
+//! its wire shape, how it becomes a duroxide [`RetryPolicy`], and the retry
+//! loop that runs it.
 
 use std::time::Duration;
 
-use duroxide::{BackoffStrategy, RetryPolicy};
+use duroxide::{BackoffStrategy, Either2, OrchestrationContext, RetryPolicy};
 use serde::Deserialize;
 
 use crate::errors::{BridgeError, BridgeResult};
@@ -102,6 +103,63 @@ pub(super) fn retry_policy(spec: &RetrySpec) -> BridgeResult<RetryPolicy> {
         policy = policy.with_timeout(millis("retry.timeoutMs", t)?);
     }
     Ok(policy)
+}
+
+/// duroxide's `schedule_activity_with_retry[_on_session]`, step for step (the
+/// same activities and timers in the same order, so histories written by
+/// either replay under the other), except that an attempt failing with a
+/// `NonRetryableError` (`failure.rs`) ends the retries there.
+pub(super) async fn with_retry(
+    ctx: &OrchestrationContext,
+    name: &str,
+    input: &str,
+    session: Option<&str>,
+    policy: RetryPolicy,
+) -> Result<String, String> {
+    let mut last_error = String::new();
+    for attempt in 1..=policy.max_attempts {
+        let activity = match session {
+            Some(s) => ctx.schedule_activity_on_session(name, input, s),
+            None => ctx.schedule_activity(name, input),
+        };
+        let result = match policy.timeout {
+            Some(timeout) => {
+                let deadline = async {
+                    ctx.schedule_timer(timeout).await;
+                    "timeout: activity timed out".to_string()
+                };
+                match ctx.select2(activity, deadline).await {
+                    Either2::First(result) => result,
+                    // Timeouts are not retried.
+                    Either2::Second(e) => return Err(e),
+                }
+            }
+            None => activity.await,
+        };
+        let e = match result {
+            Ok(output) => return Ok(output),
+            Err(e) => e,
+        };
+        if super::failure::is_non_retryable(&e) {
+            return Err(e);
+        }
+        if attempt < policy.max_attempts {
+            ctx.trace(
+                "warn",
+                format!(
+                    "Activity '{name}' attempt {attempt}/{} failed: {}. Retrying...",
+                    policy.max_attempts,
+                    super::failure::message(&e)
+                ),
+            );
+            let delay = policy.delay_for_attempt(attempt);
+            if !delay.is_zero() {
+                ctx.schedule_timer(delay).await;
+            }
+        }
+        last_error = e;
+    }
+    Err(last_error)
 }
 
 #[cfg(test)]

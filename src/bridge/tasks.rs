@@ -202,14 +202,10 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
             let ctx = ctx.clone();
             debug_assert!(tag.is_none(), "validate refuses a tag with a retry policy");
             Box::pin(async move {
-                let r = match session_id {
-                    Some(s) => {
-                        ctx.schedule_activity_with_retry_on_session(name, input, policy, s)
-                            .await
-                    }
-                    None => ctx.schedule_activity_with_retry(name, input, policy).await,
-                };
-                from_result(r)
+                from_result(
+                    super::retry::with_retry(&ctx, &name, &input, session_id.as_deref(), policy)
+                        .await,
+                )
             })
         }
         TaskDescriptor::Activity {

@@ -12,6 +12,7 @@
 use duroxide::EventKind;
 use serde_json::{json, Value};
 
+use crate::bridge::failure;
 use crate::trace_context;
 
 /// A stored payload as the JSON value it encodes.
@@ -23,6 +24,27 @@ fn payload(text: &str) -> Value {
 /// trace-context envelope (`trace_context.rs`) is the bridge's, not the app's.
 fn input(text: &str) -> Value {
     payload(&trace_context::unwrap(text.to_owned()).0)
+}
+
+/// The crate's error details as stored, except that a message carrying a
+/// thrown error's structure (`bridge/failure.rs`) shows the message alone, as
+/// it did before failures had structure, with the structure beside it under
+/// `error` (`{ name, stack?, details?, nonRetryable? }`).
+fn failure_data(details: &duroxide::ErrorDetails) -> Option<Value> {
+    let mut value = serde_json::to_value(details).ok()?;
+    let fields = value
+        .as_object_mut()
+        .and_then(|o| o.values_mut().next())
+        .and_then(Value::as_object_mut);
+    if let Some(fields) = fields {
+        let text = fields.get("message").and_then(Value::as_str).unwrap_or("");
+        if let (message, Some(info)) = failure::split(text) {
+            let message = Value::String(message.to_string());
+            fields.insert("message".into(), message);
+            fields.insert("error".into(), Value::Object(info));
+        }
+    }
+    Some(value)
 }
 
 /// The JSON text of `data` for one history event, or `None` for kinds the
@@ -50,7 +72,7 @@ pub(super) fn event_data(kind: &EventKind) -> Option<String> {
         K::OrchestrationCompleted { output } => payload(output),
         K::ActivityFailed { details }
         | K::SubOrchestrationFailed { details }
-        | K::OrchestrationFailed { details } => serde_json::to_value(details).ok()?,
+        | K::OrchestrationFailed { details } => failure_data(details)?,
         K::TimerCreated { fire_at_ms } | K::TimerFired { fire_at_ms } => {
             json!({ "fireAtMs": fire_at_ms })
         }
@@ -136,6 +158,24 @@ mod tests {
             },
         });
         assert_eq!(failed["Application"]["message"], json!("boom"));
+        assert!(failed["Application"].get("error").is_none());
+    }
+
+    #[test]
+    fn a_structured_failure_shows_its_message_and_the_structure_beside_it() {
+        let failed = data(EventKind::ActivityFailed {
+            details: ErrorDetails::Application {
+                kind: AppErrorKind::ActivityFailed,
+                message: "boom\u{1e}{\"$duroxide\":1,\"name\":\"TypeError\"}".into(),
+                retryable: false,
+            },
+        });
+        assert_eq!(failed["Application"]["message"], json!("boom"));
+        assert_eq!(
+            failed["Application"]["error"],
+            json!({ "name": "TypeError" })
+        );
+        assert_eq!(failed["Application"]["kind"], json!("ActivityFailed"));
     }
 
     #[test]

@@ -107,6 +107,11 @@ fn settled(
             output.map(|o| trace_context::unwrap(o).0),
             completed_at.filter(|t| *t != 0),
         ),
+        // The failure text as status `error` shows it (`bridge/failure.rs`).
+        "Failed" => (
+            output.map(|o| crate::bridge::failure::message(&o).to_string()),
+            completed_at.filter(|t| *t != 0),
+        ),
         _ => (output, completed_at.filter(|t| *t != 0)),
     }
 }

@@ -26,6 +26,7 @@ use std::time::Duration;
 use duroxide::runtime::OrchestrationStatus;
 use napi_derive::napi;
 
+use crate::bridge::failure;
 use crate::errors::{BridgeError, BridgeResult, Settled};
 use crate::providers::local::LocalRuntimes;
 use crate::providers::{Backend, NativeProvider};
@@ -85,6 +86,9 @@ pub struct InstanceStatus {
     pub error: Option<String>,
     /// Set when `Failed`.
     pub error_category: Option<ErrorCategory>,
+    /// Set when `Failed`: JSON `{ message, category, name?, stack?, details?,
+    /// nonRetryable?, activityName?, orchestrationName? }` (`bridge/failure.rs`).
+    pub failure: Option<String>,
     pub custom_status: Option<String>,
     pub custom_status_version: i64,
 }
@@ -96,6 +100,7 @@ impl From<OrchestrationStatus> for InstanceStatus {
             output: None,
             error: None,
             error_category: None,
+            failure: None,
             custom_status: None,
             custom_status_version: 0,
         };
@@ -124,7 +129,10 @@ impl From<OrchestrationStatus> for InstanceStatus {
                 custom_status,
                 custom_status_version,
             } => InstanceStatus {
-                error: Some(details.display_message()),
+                error: Some(failure::message(&details.display_message()).to_string()),
+                failure: Some(
+                    failure::info_json(&details.display_message(), details.category()).to_string(),
+                ),
                 error_category: Some(ErrorCategory::from(&details)),
                 custom_status,
                 custom_status_version: custom_status_version as i64,

@@ -1,5 +1,5 @@
 //! Guard events for the application (`runtime.on('poison' | 'lockLost' |
-//! 'livelock', fn)`) and the log line that goes with each.
+//! 'livelock' | 'unregistered', fn)`) and the log line that goes with each.
 //!
 //! Events travel to JS through the sink the runtime connects (its `events`
 //! threadsafe function, see `runtime.rs` and `bridge/mod.rs`), non-blocking: a slow listener never holds up a
@@ -23,6 +23,9 @@ pub enum RuntimeEventType {
     Poison,
     LockLost,
     Livelock,
+    /// Work arrived for an activity or orchestration name this runtime has
+    /// no handler for (first occurrence per name; `unregistered.rs`).
+    Unregistered,
 }
 
 impl RuntimeEventType {
@@ -31,6 +34,7 @@ impl RuntimeEventType {
             RuntimeEventType::Poison => "poison",
             RuntimeEventType::LockLost => "lockLost",
             RuntimeEventType::Livelock => "livelock",
+            RuntimeEventType::Unregistered => "unregistered",
         }
     }
 }
@@ -51,6 +55,10 @@ pub struct GuardEvent {
     pub max_attempts: u32,
     /// The likely cause and what to look at, in words.
     pub cause: String,
+    /// `unregistered`: the missing name.
+    pub name: Option<String>,
+    /// `unregistered`: `'activity'` or `'orchestration'`.
+    pub kind: Option<String>,
 }
 
 pub(crate) type EventSink = Arc<dyn Fn(GuardEvent) + Send + Sync>;
@@ -115,6 +123,18 @@ fn log(e: &GuardEvent) {
              (maxAttempts {}); {}",
             e.instance_id, e.queue, e.max_attempts, e.cause
         ),
+        RuntimeEventType::Unregistered => tracing::error!(
+            target: "duroxide_node::guard",
+            instance_id = %e.instance_id,
+            queue = %e.queue,
+            name = e.name.as_deref().unwrap_or(""),
+            "unregistered: instance '{}' waits for {} '{}', which this runtime has no handler \
+             for; {}",
+            e.instance_id,
+            e.kind.as_deref().unwrap_or("handler"),
+            e.name.as_deref().unwrap_or(""),
+            e.cause
+        ),
         RuntimeEventType::LockLost => tracing::warn!(
             target: "duroxide_node::guard",
             instance_id = %e.instance_id,
@@ -139,6 +159,8 @@ mod tests {
             attempt_count: Some(3),
             max_attempts: 2,
             cause: "c".into(),
+            name: None,
+            kind: None,
         }
     }
 

@@ -133,6 +133,11 @@ impl Layer for Guard {
         if let Ok(Some((item, token, attempt))) = &r {
             self.locks.fetched(token, &item.instance, *attempt);
             self.note_fetched(&item.instance, *attempt, Queue::Orchestrator);
+            self.missing(
+                self.unregistered.orchestration(item),
+                Queue::Orchestrator,
+                *attempt,
+            );
         }
         r
     }
@@ -216,8 +221,9 @@ impl Layer for Guard {
         let r = rx
             .await
             .unwrap_or_else(|_| Err(detached_failure("fetch_work_item")));
-        if let Ok(Some((WorkItem::ActivityExecute { instance, .. }, _, attempt))) = &r {
+        if let Ok(Some((item @ WorkItem::ActivityExecute { instance, .. }, _, attempt))) = &r {
             self.note_fetched(instance, *attempt, Queue::Worker);
+            self.missing(self.unregistered.activity(item), Queue::Worker, *attempt);
         }
         r
     }

@@ -11,6 +11,7 @@
 //! - `stats.rs`: counters, fetch-latency windows, `health()`.
 //! - `events.rs`: `poison` / `lockLost` / `livelock` events and their log lines.
 //! - `watchdog.rs`: the periodic livelock check.
+//! - `unregistered.rs`: work for a name this runtime has no handler for.
 //! - `pg.rs`: the Postgres queries of the watchdog and the start-up schema check.
 //!
 //! Four calls run in their own tokio task
@@ -26,9 +27,10 @@ mod layer;
 mod locks;
 mod pg;
 pub(crate) mod stats;
+mod unregistered;
 mod watchdog;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -80,6 +82,7 @@ pub(crate) struct Guard {
     cancelled: cancelled::CancelledActivities,
     stats: Arc<GuardStats>,
     events: GuardEvents,
+    unregistered: unregistered::Unregistered,
     max_attempts: u32,
     lease: Duration,
     /// Fetched with `attempt_count > maxAttempts + 1`: instance -> (attempt, queue).
@@ -105,6 +108,7 @@ impl Guard {
             cancelled: Default::default(),
             stats: Arc::new(GuardStats::default()),
             events: GuardEvents::default(),
+            unregistered: Default::default(),
             max_attempts: options.runtime.max_attempts,
             lease: options.runtime.orchestrator_lock_timeout,
             over_attempts: Mutex::new(HashMap::new()),
@@ -118,6 +122,15 @@ impl Guard {
     /// `watchdog_interval_ms` (0: never), and on Postgres the schema check
     /// runs (awaited, so its warning precedes `start()` resolving; bounded, so
     /// a slow database cannot hold up the start).
+    /// The handler names of the runtime, set before it dispatches anything.
+    pub(crate) fn registered(
+        &self,
+        activities: BTreeSet<String>,
+        orchestrations: BTreeSet<String>,
+    ) {
+        self.unregistered.set_registered(activities, orchestrations);
+    }
+
     pub(crate) async fn started(self: &Arc<Self>, sink: EventSink, watchdog_interval_ms: u64) {
         self.events.connect(sink);
         if let Some((pool, schema)) = self.postgres.clone() {
@@ -168,6 +181,7 @@ impl Guard {
             reasons.push("the runtime is not running (not started, or shut down)".to_string());
         }
         reasons.extend(self.stats.degraded_reasons());
+        reasons.extend(self.unregistered.degraded_reasons());
         RuntimeHealth::from_reasons(reasons)
     }
 
@@ -218,6 +232,27 @@ impl Guard {
             attempt_count: attempt,
             max_attempts: self.max_attempts,
             cause: cause.to_string(),
+            name: None,
+            kind: None,
+        });
+    }
+
+    /// Reports the first message for a name without a handler here.
+    fn missing(&self, m: Option<unregistered::Missing>, queue: Queue, attempt: u32) {
+        let Some(m) = m else { return };
+        self.events.emit(GuardEvent {
+            event_type: RuntimeEventType::Unregistered,
+            instance_id: m.instance,
+            queue: queue.as_str().to_string(),
+            attempt_count: Some(attempt),
+            max_attempts: self.max_attempts,
+            cause: "the instance stays Running and the message is retried with \
+                    unregisteredBackoff until a runtime with this handler takes it (or it \
+                    exceeds maxAttempts): register it here, check the name for a typo, or run a \
+                    worker that has it"
+                .to_string(),
+            name: Some(m.name),
+            kind: Some(m.kind.as_str().to_string()),
         });
     }
 

@@ -69,5 +69,6 @@ pub(super) fn effective_json(rt: &RuntimeOptions, b: &BindingOptions) -> Value {
         "maxConcurrentWorkFetches": b.max_concurrent_work_fetches,
         "watchdogIntervalMs": b.watchdog_interval_ms,
         "orchestrationCacheSize": b.orchestration_cache_size,
+        "determinismGuard": b.determinism_guard.as_str(),
     })
 }

@@ -30,8 +30,10 @@ use serde_json::{Map, Value};
 use self::effective::effective_json;
 use self::fields::{invalid, show, Fields, MAX_SAFE_INTEGER};
 use self::leases::{check_leases, check_renewal_echo};
+pub use self::structured::DeterminismGuard;
 use self::structured::{
-    parse_backoff, parse_log_format, parse_log_level, parse_replay_versions, parse_tag_filter,
+    parse_backoff, parse_determinism_guard, parse_log_format, parse_log_level,
+    parse_replay_versions, parse_tag_filter,
 };
 use crate::errors::BridgeResult;
 
@@ -92,6 +94,10 @@ pub struct BindingOptions {
     /// `orchestrationCacheSize` (default [`DEFAULT_ORCHESTRATION_CACHE_SIZE`];
     /// 0 disables the generator cache; integer >= 0).
     pub orchestration_cache_size: usize,
+    /// `determinismGuard` (`'warn'` (default), `'throw'` or `'off'`): what
+    /// `Date.now()`, `new Date()` and `Math.random()` do while a generator
+    /// step runs. Read by the JS runtime from `effectiveOptions()`.
+    pub determinism_guard: DeterminismGuard,
 }
 
 /// Default of `orchestrationCacheSize`. A cached generator is one suspended JS
@@ -135,6 +141,7 @@ const OPTION_NAMES: &[&str] = &[
     "maxConcurrentWorkFetches",
     "watchdogIntervalMs",
     "orchestrationCacheSize",
+    "determinismGuard",
 ];
 
 /// Parses the JS options object (`None`, `null` or an object) into crate and
@@ -247,6 +254,7 @@ pub fn parse_runtime_options(value: Option<&Value>) -> BridgeResult<ParsedOption
             DEFAULT_ORCHESTRATION_CACHE_SIZE,
             0,
         )?,
+        determinism_guard: parse_determinism_guard(&o)?,
     };
     if runtime.orchestration_concurrency == 0 && runtime.worker_concurrency == 0 {
         return Err(invalid(

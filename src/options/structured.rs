@@ -1,5 +1,5 @@
 //! Options whose value is not a plain number, string or boolean: the log
-//! format and level enums, the nested `unregisteredBackoff` and
+//! format and level enums, `determinismGuard`, the nested `unregisteredBackoff` and
 //! `supportedReplayVersions` objects, and the worker tag filter in both its
 //! object form and its legacy flat form.
 
@@ -12,6 +12,43 @@ use serde_json::Value;
 
 use super::fields::{invalid, show, Fields};
 use crate::errors::{BridgeError, BridgeResult};
+
+/// What `Date.now()`, `new Date()` and `Math.random()` do while a generator
+/// step runs (`determinismGuard`; `lib/determinism.js`).
+#[napi_derive::napi(string_enum = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeterminismGuard {
+    /// Log a warning once per orchestration name and call, naming the
+    /// instance and the replacement; the call returns its usual value.
+    Warn,
+    /// Throw an `ERR_NONDETERMINISTIC` error at the call.
+    Throw,
+    /// Do nothing.
+    Off,
+}
+
+impl DeterminismGuard {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            DeterminismGuard::Warn => "warn",
+            DeterminismGuard::Throw => "throw",
+            DeterminismGuard::Off => "off",
+        }
+    }
+}
+
+pub(super) fn parse_determinism_guard(o: &Fields) -> BridgeResult<DeterminismGuard> {
+    match o.get("determinismGuard") {
+        None => Ok(DeterminismGuard::Warn),
+        Some(Value::String(s)) if s == "warn" => Ok(DeterminismGuard::Warn),
+        Some(Value::String(s)) if s == "throw" => Ok(DeterminismGuard::Throw),
+        Some(Value::String(s)) if s == "off" => Ok(DeterminismGuard::Off),
+        Some(v) => Err(invalid(format!(
+            "determinismGuard must be one of 'warn', 'throw', 'off', got {}",
+            show(v)
+        ))),
+    }
+}
 
 const LOG_LEVELS: &[&str] = &["trace", "debug", "info", "warn", "error", "off"];
 

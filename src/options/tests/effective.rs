@@ -29,7 +29,7 @@ fn effective_lists_every_js_name_with_defaults() {
         "serviceVersion": null, "gaugePollIntervalMs": 60000,
         "allowUnrenewableLocks": false, "maxConcurrentOrchestrationFetches": 1,
         "maxConcurrentWorkFetches": 0, "watchdogIntervalMs": 10000,
-        "orchestrationCacheSize": 1000,
+        "orchestrationCacheSize": 1000, "determinismGuard": "warn",
     });
     assert_eq!(e, expected);
 }
@@ -41,7 +41,7 @@ fn effective_shows_given_values_and_round_trips() {
         "supportedReplayVersions": { "min": "1.0.0", "max": "2.0.0-beta.1" },
         "logLevel": "DEBUG", "workerNodeId": "n1", "allowUnrenewableLocks": true,
         "orchestratorLockTimeoutMs": 1000, "maxConcurrentWorkFetches": 3, "watchdogIntervalMs": 0,
-        "orchestrationCacheSize": 0,
+        "orchestrationCacheSize": 0, "determinismGuard": "throw",
     }))
     .unwrap();
     let e = &p.effective;
@@ -57,6 +57,7 @@ fn effective_shows_given_values_and_round_trips() {
     assert_eq!(e["maxConcurrentWorkFetches"], 3);
     assert_eq!(e["watchdogIntervalMs"], 0);
     assert_eq!(e["orchestrationCacheSize"], 0);
+    assert_eq!(e["determinismGuard"], "throw");
     let again = parse(e.clone()).unwrap();
     assert_eq!(&again.effective, e);
     assert_same(&again.runtime, &p.runtime);

@@ -45,6 +45,21 @@ fn log_format_and_level() {
 }
 
 #[test]
+fn determinism_guard() {
+    use crate::options::DeterminismGuard as G;
+    assert_eq!(parse(json!({})).unwrap().binding.determinism_guard, G::Warn);
+    for (s, g) in [("warn", G::Warn), ("throw", G::Throw), ("off", G::Off)] {
+        let p = parse(json!({ "determinismGuard": s })).unwrap();
+        assert_eq!(p.binding.determinism_guard, g);
+    }
+    assert_eq!(
+        err(json!({ "determinismGuard": "loud" })),
+        "determinismGuard must be one of 'warn', 'throw', 'off', got 'loud'"
+    );
+    assert_err(json!({ "determinismGuard": true }), &["determinismGuard"]);
+}
+
+#[test]
 fn supported_replay_versions() {
     let p =
         parse(json!({ "supportedReplayVersions": { "min": "0.0.0", "max": "0.0.0" } })).unwrap();

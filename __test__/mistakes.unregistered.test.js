@@ -1,0 +1,86 @@
+'use strict'
+// An activity or orchestration name this runtime has no handler for: the
+// first occurrence per name is an 'unregistered' runtime event naming the
+// instance and the name, and health() is degraded saying so; the instance
+// stays Running (a fleet may still have a worker with the handler).
+const { describe, test } = require('node:test')
+const assert = require('node:assert/strict')
+const { backends, startRuntime, uniqueName, eventually, sleep } = require('./helpers')
+const { Client } = require('..')
+
+// Short backoff, so the same message is fetched again within the test.
+const OPTIONS = { unregisteredBackoff: { baseDelayMs: 20, maxDelayMs: 50 }, maxAttempts: 1000 }
+
+for (const [backend, open] of backends) {
+  describe(`unregistered names (${backend})`, () => {
+    test('an unregistered activity emits one event per name and degrades health; the instance stays Running', async (t) => {
+      const store = await open(t)
+      const events = []
+      const rt = await startRuntime(
+        t,
+        store.provider,
+        (r) => {
+          r.on('unregistered', (e) => events.push(e))
+          r.registerOrchestration('CallsMissing', function* (ctx) {
+            return yield ctx.scheduleActivity('ChargeCrad', null)
+          })
+        },
+        OPTIONS,
+      )
+      const client = new Client(store.provider)
+      assert.equal(rt.health().status, 'ok')
+      const a = uniqueName('a')
+      const b = uniqueName('b')
+      await client.startOrchestration(a, 'CallsMissing', null)
+      await eventually(() => events.length > 0, { what: 'the unregistered event' })
+      await client.startOrchestration(b, 'CallsMissing', null)
+      // Both messages keep being fetched and abandoned with the short backoff.
+      await sleep(500)
+      assert.equal(events.length, 1, 'one event per name')
+      const e = events[0]
+      assert.equal(e.type, 'unregistered')
+      assert.equal(e.kind, 'activity')
+      assert.equal(e.name, 'ChargeCrad')
+      assert.equal(e.instanceId, a)
+      assert.equal(e.queue, 'worker')
+      assert.match(e.cause, /stays Running/)
+      const health = rt.health()
+      assert.equal(health.status, 'degraded')
+      assert.ok(
+        health.reasons.some((r) => r.includes("activity 'ChargeCrad'") && /instance '(a|b)_/.test(r)),
+        JSON.stringify(health.reasons),
+      )
+      assert.equal((await client.getStatus(a)).status, 'Running')
+    })
+
+    test('an unregistered orchestration emits the event with kind orchestration', async (t) => {
+      const store = await open(t)
+      const events = []
+      const rt = await startRuntime(
+        t,
+        store.provider,
+        (r) => {
+          r.on('unregistered', (e) => events.push(e))
+          r.registerOrchestration('Known', function* () {
+            return 1
+          })
+        },
+        OPTIONS,
+      )
+      const client = new Client(store.provider)
+      const id = uniqueName('o')
+      await client.startOrchestration(id, 'Unknwon', null)
+      await eventually(() => events.length > 0, { what: 'the unregistered event' })
+      assert.deepEqual(
+        { type: events[0].type, kind: events[0].kind, name: events[0].name, instanceId: events[0].instanceId, queue: events[0].queue },
+        { type: 'unregistered', kind: 'orchestration', name: 'Unknwon', instanceId: id, queue: 'orchestrator' },
+      )
+      assert.ok(rt.health().reasons.some((r) => r.includes(`instance '${id}'`) && r.includes("orchestration 'Unknwon'")))
+      // A registered name raises nothing.
+      const ok = uniqueName('k')
+      await client.startOrchestration(ok, 'Known', null)
+      assert.equal((await client.waitForOrchestration(ok, 30000)).status, 'Completed')
+      assert.equal(events.length, 1)
+    })
+  })
+}
