@@ -53,6 +53,35 @@ for (const [backend, open] of backends) {
       assert.equal((await client.getStatus(a)).status, 'Running')
     })
 
+    // Regression: duroxide runs these as activities of its own ('__duroxide_syscall:...'),
+    // which are in no registration yet always handled; they made every app degraded.
+    test("ctx.newGuid(), ctx.utcNow() and getValueFromInstance are not unregistered names", async (t) => {
+      const store = await open(t)
+      const events = []
+      const rt = await startRuntime(
+        t,
+        store.provider,
+        (r) => {
+          r.on('unregistered', (e) => events.push(e))
+          r.registerOrchestration('UsesSyscalls', function* (ctx) {
+            const guid = yield ctx.newGuid()
+            const now = yield ctx.utcNow()
+            const missing = yield ctx.getValueFromInstance('nobody', 'k')
+            return { guid: typeof guid, now: typeof now, missing }
+          })
+        },
+        OPTIONS,
+      )
+      const client = new Client(store.provider)
+      const id = uniqueName('s')
+      await client.startOrchestration(id, 'UsesSyscalls', null)
+      const s = await client.waitForOrchestration(id, 30000)
+      assert.equal(s.status, 'Completed', s.error)
+      assert.deepEqual(s.output, { guid: 'string', now: 'number', missing: null })
+      assert.deepEqual(events, [])
+      assert.deepEqual(rt.health(), { status: 'ok', reasons: [] })
+    })
+
     test('an unregistered orchestration emits the event with kind orchestration', async (t) => {
       const store = await open(t)
       const events = []

@@ -118,10 +118,6 @@ impl Guard {
         (guard, stack)
     }
 
-    /// The runtime started: events flow to `sink`, the watchdog runs every
-    /// `watchdog_interval_ms` (0: never), and on Postgres the schema check
-    /// runs (awaited, so its warning precedes `start()` resolving; bounded, so
-    /// a slow database cannot hold up the start).
     /// The handler names of the runtime, set before it dispatches anything.
     pub(crate) fn registered(
         &self,
@@ -131,6 +127,10 @@ impl Guard {
         self.unregistered.set_registered(activities, orchestrations);
     }
 
+    /// The runtime started: events flow to `sink`, the watchdog runs every
+    /// `watchdog_interval_ms` (0: never), and on Postgres the schema check
+    /// runs (awaited, so its warning precedes `start()` resolving; bounded, so
+    /// a slow database cannot hold up the start).
     pub(crate) async fn started(self: &Arc<Self>, sink: EventSink, watchdog_interval_ms: u64) {
         self.events.connect(sink);
         if let Some((pool, schema)) = self.postgres.clone() {

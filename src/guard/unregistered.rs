@@ -18,6 +18,12 @@ use super::stats::HEALTH_WINDOW;
 /// Names remembered at most; past it the oldest sighting is forgotten.
 const MAX_REMEMBERED: usize = 1_000;
 
+/// duroxide runs `ctx.newGuid()`, `ctx.utcNow()` and `getValueFromInstance`
+/// as activities under this prefix, registered by duroxide itself (and refused
+/// as user names), so they are never in our registrations yet always handled.
+/// duroxide's constant (`SYSCALL_ACTIVITY_PREFIX`) is crate-private.
+const SYSCALL_ACTIVITY_PREFIX: &str = "__duroxide_syscall:";
+
 /// `'activity'` or `'orchestration'`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum HandlerKind {
@@ -64,6 +70,9 @@ impl Unregistered {
         let WorkItem::ActivityExecute { name, instance, .. } = item else {
             return None;
         };
+        if name.starts_with(SYSCALL_ACTIVITY_PREFIX) {
+            return None;
+        }
         self.check(HandlerKind::Activity, name, instance)
     }
 
@@ -174,6 +183,11 @@ mod tests {
             (HandlerKind::Activity, "Missing", "i1")
         );
         assert_eq!(u.activity(&activity("Missing", "i2")), None);
+        // duroxide's own activities (ctx.newGuid() and friends) are handled.
+        assert_eq!(
+            u.activity(&activity("__duroxide_syscall:new_guid", "i3")),
+            None
+        );
         let reasons = u.degraded_reasons();
         assert_eq!(reasons.len(), 1);
         assert!(
