@@ -136,11 +136,14 @@ class StepScope {
 
   /** `Date.now()` and friends inside the step. */
   nondeterministic(kind) {
+    const throws = this.#owner.mode === 'throw'
+    // Checked first: a loop calling Date.now() pays for one message, not one per call.
+    if (!throws && !this.#owner.first(this.name, kind)) return
     const message =
       `orchestration '${this.name}' (instance '${this.instanceId}') called ${kind} in orchestration code, ` +
       `which returns a different value when the orchestration replays; use ${REPLACEMENT[kind]} instead`
-    if (this.#owner.mode === 'throw') throw new NondeterministicError(message)
-    if (this.#owner.first(this.name, kind)) this.#warn(message)
+    if (throws) throw new NondeterministicError(message)
+    this.#warn(message)
   }
 
   #warn(message) {

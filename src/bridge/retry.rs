@@ -144,10 +144,14 @@ pub(super) async fn with_retry(
             return Err(e);
         }
         if attempt < policy.max_attempts {
+            // duroxide's wording, session included, with the structure left out.
+            let on_session = session
+                .map(|s| format!(" (session={s})"))
+                .unwrap_or_default();
             ctx.trace(
                 "warn",
                 format!(
-                    "Activity '{name}' attempt {attempt}/{} failed: {}. Retrying...",
+                    "Activity '{name}'{on_session} attempt {attempt}/{} failed: {}. Retrying...",
                     policy.max_attempts,
                     super::failure::message(&e)
                 ),
