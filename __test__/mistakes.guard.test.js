@@ -59,6 +59,11 @@ describe('tasks used wrongly', () => {
       yield ctx.all([later])
       return 'done'
     })
+    rt.registerOrchestration('EternalDrops', function* (ctx, round) {
+      if (round > 0) return 'done' // only the execution that continues as new drops a task
+      ctx.scheduleTimer(10)
+      yield ctx.continueAsNew(round + 1)
+    })
     rt.registerOrchestration('YieldsEverything', function* (ctx) {
       const a = ctx.scheduleActivity('Audit', 'a')
       const b = ctx.scheduleActivity('Audit', 'b')
@@ -98,6 +103,14 @@ describe('tasks used wrongly', () => {
     assert.match(text, /created 1 task\(s\) it never yielded \(activity 'Audit'\)/)
     assert.match(text, new RegExp(`instance '${first.id}'`))
     assert.equal(count(text, "'YieldsEverything'"), 0, 'tasks yielded later, or through race/all, are not dropped')
+  })
+
+  test('an execution that continues as new reports what it dropped', async (t) => {
+    const client = await clientWithRuntime(t, sqliteFile, register)
+    const { id, status } = await finish(client, 'EternalDrops', 0)
+    assert.equal(status.status, 'Completed', status.error)
+    const text = await eventually(() => log().includes("orchestration 'EternalDrops'") && log(), { what: 'the dropped-task warning' })
+    assert.match(text, new RegExp(`'EternalDrops' \\(instance '${id}'\\) created 1 task\\(s\\) it never yielded \\(timer\\)`))
   })
 })
 

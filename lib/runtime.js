@@ -272,6 +272,9 @@ class Runtime {
     }
     entry.task = r.value
     entry.step.yielded(r.value)
+    // The execution ends at continue-as-new without the generator returning:
+    // an eternal orchestration's dropped tasks are reported here or never.
+    if (r.value.descriptor.kind === 'continueAsNew') entry.step.finished()
     return { yield: r.value.descriptor }
   }
 
