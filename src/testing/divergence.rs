@@ -134,7 +134,9 @@ pub(crate) fn describe(event: Option<&Event>) -> String {
         K::KeyValuesCleared => "a clear of all values".to_string(),
         K::OrchestrationCompleted { output } => format!("completion (output {output})"),
         K::OrchestrationFailed { details } => {
-            format!("failure ({})", details.display_message())
+            // The message alone, as status `error` shows it (bridge/failure.rs).
+            let text = details.display_message();
+            format!("failure ({})", crate::bridge::failure::message(&text))
         }
         K::OrchestrationContinuedAsNew { .. } => "continue-as-new".to_string(),
         other => format!("{other:?}"),
