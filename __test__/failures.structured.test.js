@@ -7,8 +7,10 @@
 // `error`, history `data` and instance `output` all read as they did.
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
-const { backends, clientWithRuntime, uniqueName } = require('./helpers')
+const { backends, clientWithRuntime, startRuntime, uniqueName, Client } = require('./helpers')
+const { replayHistory } = require('../testing')
 const {
+  Runtime,
   ActivityFailedError,
   SubOrchestrationFailedError,
   OrchestrationFailedError,
@@ -89,6 +91,19 @@ function register(rt) {
       allError: fieldsOf(all[1].error),
       allJson: JSON.stringify(all),
       race,
+    }
+  })
+  // Schedules a different activity depending on what the failure carried.
+  rt.registerOrchestration('BranchOnFailure', function* (ctx, order) {
+    try {
+      yield ctx.scheduleActivity('Charge', order)
+    } catch (e) {
+      if (e.errorName === 'PaymentError' && e.details?.reason === 'insufficient funds') {
+        yield ctx.scheduleActivity('Echo', 'declined')
+        return 'declined'
+      }
+      yield ctx.scheduleActivity('Echo', 'other')
+      return 'other'
     }
   })
   rt.registerOrchestration('CatchString', function* (ctx) {
@@ -208,6 +223,25 @@ for (const [backend, open] of backends) {
       assert.equal(race.index, 1)
       assert.equal(race.message, 'card declined')
       assert.equal(race.errorName, 'PaymentError')
+    })
+
+    // Replay from readExecutionHistory entries rebuilds failures from `data`, where
+    // the structure sits beside the message; code that branches on it must replay
+    // the way it ran.
+    test('the replay check hands replayed code the same structured failure, from entries or an export', async (t) => {
+      const store = await open(t)
+      await startRuntime(t, store.provider, register)
+      const client = new Client(store.provider)
+      const id = uniqueName('replay')
+      await client.startOrchestration(id, 'BranchOnFailure', { n: 3 })
+      const s = await client.waitForOrchestration(id, 30000)
+      assert.equal(s.status, 'Completed', s.error)
+      assert.equal(s.output, 'declined')
+      const rt = new Runtime(store.provider)
+      register(rt)
+      const entries = await client.readExecutionHistory(id, 1)
+      assert.deepEqual(await replayHistory(rt, entries, { instanceId: id }), { ok: true })
+      assert.deepEqual(await replayHistory(rt, await client.exportHistory(id)), { ok: true })
     })
 
     test('a thrown non-Error keeps its message and has no structure to carry', async (t) => {

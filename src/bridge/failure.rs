@@ -29,6 +29,16 @@ pub(crate) fn split(text: &str) -> (&str, Option<Map<String, Value>>) {
     }
 }
 
+/// The failure text of a message and its structure: the inverse of
+/// [`split`], for a failure read back from history `data`
+/// (`client/history.rs` splits it there).
+pub(crate) fn join(message: &str, info: &Map<String, Value>) -> String {
+    let mut tagged = Map::with_capacity(info.len() + 1);
+    tagged.insert(TAG.into(), Value::from(1));
+    tagged.extend(info.iter().map(|(k, v)| (k.clone(), v.clone())));
+    format!("{message}{SEPARATOR}{}", Value::Object(tagged))
+}
+
 /// The message a failure text shows (the text itself when it has no structure).
 pub(crate) fn message(text: &str) -> &str {
     split(text).0
@@ -69,5 +79,7 @@ mod tests {
         // A separator without the tag is part of the message.
         assert_eq!(message("a\u{1e}{\"x\":1}"), "a\u{1e}{\"x\":1}");
         assert_eq!(info_json("plain", "application")["message"], "plain");
+        let (m, info) = split(text);
+        assert_eq!(split(&join(m, info.as_ref().unwrap())), (m, info));
     }
 }

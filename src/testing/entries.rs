@@ -116,6 +116,25 @@ fn string_field(data: &Value, name: &str) -> String {
         .to_string()
 }
 
+/// Failure `data` as stored: `readExecutionHistory` shows a structured
+/// failure's message with the structure beside it under `error`
+/// (`client/history.rs`), and the replayed code must get the failure it got
+/// when it ran (`ActivityFailedError` with `errorName`, `details`, ...).
+fn with_failure_joined(mut data: Value) -> Value {
+    let fields = data
+        .as_object_mut()
+        .and_then(|o| o.values_mut().next())
+        .and_then(Value::as_object_mut);
+    if let Some(fields) = fields {
+        if let Some(Value::Object(info)) = fields.remove("error") {
+            let message = fields.get("message").and_then(Value::as_str).unwrap_or("");
+            let text = crate::bridge::failure::join(message, &info);
+            fields.insert("message".into(), Value::String(text));
+        }
+    }
+    data
+}
+
 fn entry_kind(index: usize, entry: &Entry) -> BridgeResult<EventKind> {
     let data: Value = match &entry.data {
         Some(text) => serde_json::from_str(text).map_err(|e| {
@@ -127,7 +146,7 @@ fn entry_kind(index: usize, entry: &Entry) -> BridgeResult<EventKind> {
         None => Value::Null,
     };
     let details = || -> BridgeResult<ErrorDetails> {
-        serde_json::from_value(data.clone()).map_err(|e| {
+        serde_json::from_value(with_failure_joined(data.clone())).map_err(|e| {
             BridgeError::InvalidArgument(format!(
                 "history[{index}] ({}) has no error details: {e}",
                 entry.kind
