@@ -98,7 +98,9 @@ class Mistakes {
 
 class StepScope {
   #owner
-  #created = []
+  // Tasks created and not yet yielded nor handed to all/race (a Set: a
+  // generator may create thousands up front and yield them one by one).
+  #pending = new Set()
 
   constructor(owner, instanceId, name) {
     this.#owner = owner
@@ -112,19 +114,24 @@ class StepScope {
 
   /** Called by the Task constructor during a step. */
   created(task) {
-    this.#created.push(task)
+    this.#pending.add(task)
   }
 
-  /** The step yielded `task`; tasks consumed so far need no more watching. */
+  /** Called by `consume` during a step (all/race took the task). */
+  forget(task) {
+    this.#pending.delete(task)
+  }
+
+  /** The step yielded `task`. */
   yielded(task) {
     consume(task)
-    if (this.#created.length > 0) this.#created = this.#created.filter((t) => !isConsumed(t))
+    this.#pending.delete(task)
   }
 
-  /** The generator returned or threw: what it created and never yielded was dropped. */
+  /** The generator ended (or continued as new): what it created and never yielded was dropped. */
   finished() {
-    const dropped = this.#created.filter((t) => !isConsumed(t))
-    this.#created = []
+    const dropped = [...this.#pending].filter((t) => !isConsumed(t))
+    this.#pending.clear()
     if (dropped.length === 0 || !this.#owner.first(this.name, 'dropped task')) return
     const shown = dropped.slice(0, 3).map((t) => taskLabel(t.descriptor)).join(', ')
     this.#warn(

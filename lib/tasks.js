@@ -20,6 +20,7 @@ const CONSUMED = Symbol('consumed')
 /** The task was yielded, or handed to all/race. */
 function consume(task) {
   task[CONSUMED] = true
+  if (currentStep) currentStep.forget(task)
 }
 function isConsumed(task) {
   return task[CONSUMED] === true
