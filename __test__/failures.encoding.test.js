@@ -30,6 +30,15 @@ test('details that are not JSON are dropped, not fatal', () => {
   }
 })
 
+test('details longer than 32 KiB of JSON are dropped; up to it they are kept', () => {
+  const big = new Error('big')
+  big.details = { blob: 'x'.repeat(40 * 1024) }
+  assert.equal(decodeFailure(encodeFailure('x', big)).info.details, undefined)
+  const fits = new Error('fits')
+  fits.details = { blob: 'x'.repeat(30 * 1024) }
+  assert.equal(decodeFailure(encodeFailure('x', fits)).info.details.blob.length, 30 * 1024)
+})
+
 test('a message containing the separator keeps it; a plain text has no structure', () => {
   const { message, info } = decodeFailure(encodeFailure('x', new Error('a\u001eb\u001e{"$duroxide":1}')))
   assert.equal(message, 'a\u001eb\u001e{"$duroxide":1}')

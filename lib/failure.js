@@ -13,6 +13,12 @@ const SEPARATOR = '\u001e'
 const TAG = '$duroxide'
 /** A stack past this is cut: it is stored in history with every failure. */
 const MAX_STACK = 4000
+/**
+ * `details` whose JSON is longer are dropped: errors of other libraries may
+ * carry a large `details` the application never meant to store with every
+ * failure (and every retry).
+ */
+const MAX_DETAILS = 32 * 1024
 
 /**
  * The message of anything user code threw. A thrown string is the message its
@@ -34,12 +40,12 @@ function thrownMessage(who, err) {
   return `${who} threw a non-Error value: ${shown}`
 }
 
-/** `value` as JSON, or undefined when it has none (a cycle, a BigInt, a function). */
+/** `details` as JSON, or undefined when it has none (a cycle, a BigInt, a function) or is too long. */
 function jsonOf(value) {
   if (value === undefined) return undefined
   try {
     const text = JSON.stringify(value)
-    return text === undefined ? undefined : JSON.parse(text)
+    return text === undefined || text.length > MAX_DETAILS ? undefined : JSON.parse(text)
   } catch {
     return undefined
   }

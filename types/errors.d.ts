@@ -77,7 +77,7 @@ export interface FailureFields {
   errorName?: string
   /** `stack` of the error originally thrown (cut at 4000 characters). */
   errorStack?: string
-  /** The thrown error's `details`, as JSON (what `JSON.stringify` kept). */
+  /** The thrown error's `details`, as JSON (what `JSON.stringify` kept; dropped past 32 KiB). */
   details?: unknown
   /** duroxide's category; orchestration code only ever sees `'application'`. */
   category?: ErrorCategory
