@@ -40,6 +40,9 @@ function fieldsOf(e) {
     category: e.category,
     nonRetryable: e.nonRetryable,
     index: e.index,
+    // A caught error passed on into durable data encodes as the plain Error did.
+    json: JSON.stringify(e),
+    keys: Object.keys(e),
   }
 }
 
@@ -133,6 +136,8 @@ for (const [backend, open] of backends) {
       assert.deepEqual(e.details, { order: { n: 7 }, reason: 'insufficient funds' })
       assert.equal(e.category, 'application')
       assert.equal(e.nonRetryable, false)
+      assert.equal(e.json, '{}', 'JSON as the plain Error yield threw before')
+      assert.deepEqual(e.keys, [])
       assert.match(e.errorStack, /PaymentError: card declined/)
       assert.match(e.errorStack, /chargeCard/, 'the stack is the activity\'s')
 
@@ -221,6 +226,8 @@ for (const [backend, open] of backends) {
       assert.deepEqual(allError.details, { order: 2, reason: 'insufficient funds' })
       assert.equal(race.cls, 'ActivityFailedError')
       assert.equal(race.index, 1)
+      assert.equal(race.json, '{}')
+      assert.equal(allError.json, '{}')
       assert.equal(race.message, 'card declined')
       assert.equal(race.errorName, 'PaymentError')
     })

@@ -50,11 +50,22 @@ class OrchestrationFailedError extends DuroxideError {
   }
 }
 
+/**
+ * `yield` used to throw a plain Error, whose JSON is `{}`; orchestration code
+ * that passes the caught error on (`scheduleActivity('Refund', { reason: e })`)
+ * must schedule the same input as before, or instances in flight across an
+ * upgrade no longer replay. So the fields are there but not enumerable.
+ */
+function hideFields(err) {
+  for (const k of Object.keys(err)) Object.defineProperty(err, k, { enumerable: false })
+}
+
 /** What `yield` throws in an orchestration for a failed activity. */
 class ActivityFailedError extends DuroxideError {
   constructor(message, options) {
     super(message, 'ERR_ACTIVITY_FAILED', options)
     assignFailure(this, options)
+    hideFields(this)
   }
 }
 
@@ -63,6 +74,7 @@ class SubOrchestrationFailedError extends DuroxideError {
   constructor(message, options) {
     super(message, 'ERR_SUB_ORCHESTRATION_FAILED', options)
     assignFailure(this, options)
+    hideFields(this)
   }
 }
 

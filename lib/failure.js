@@ -131,7 +131,8 @@ function taskError(text, descriptor, index) {
   } else {
     err = new Error(message)
   }
-  if (index !== undefined) err.index = index
+  // Not enumerable, as the other fields (lib/errors.js: the JSON stays `{}`).
+  if (index !== undefined) Object.defineProperty(err, 'index', { value: index, writable: true, configurable: true })
   return err
 }
 
