@@ -25,8 +25,8 @@
 pub mod activity;
 pub(crate) mod cache;
 pub(crate) mod context;
-pub(crate) mod log;
 pub(crate) mod failure;
+pub(crate) mod log;
 pub(crate) mod mistakes;
 pub mod orchestration;
 pub mod retry;
