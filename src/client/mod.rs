@@ -29,6 +29,7 @@ use napi_derive::napi;
 use crate::bridge::failure;
 use crate::errors::{BridgeError, BridgeResult, Settled};
 use crate::providers::local::LocalRuntimes;
+use crate::providers::wakeup::ended::Endings;
 use crate::providers::{Backend, NativeProvider};
 use crate::rules;
 use crate::trace_context::{self, TraceContext};
@@ -142,6 +143,12 @@ impl From<OrchestrationStatus> for InstanceStatus {
     }
 }
 
+/// Status polls of a wait start this far apart and double up to
+/// [`MAX_POLL`], as duroxide's own wait does; an end in this process wakes the
+/// wait at once (`providers/wakeup/ended.rs`).
+const FIRST_POLL: Duration = Duration::from_millis(5);
+const MAX_POLL: Duration = Duration::from_millis(100);
+
 /// Ends a wait at its deadline. duroxide's waits sleep between polls without
 /// cutting the last sleep at the deadline, and each status read may itself
 /// take up to the client's call bound (`bounded.rs`, 10 s) on a slow store, so
@@ -155,6 +162,33 @@ pub(crate) async fn within<T>(
         .unwrap_or(Err(duroxide::ClientError::Timeout))
 }
 
+impl NativeClient {
+    /// Reads the status until it is terminal; the caller bounds the time.
+    async fn wait_terminal(
+        &self,
+        instance_id: &str,
+    ) -> Result<OrchestrationStatus, duroxide::ClientError> {
+        let watch = self.endings.watch(instance_id);
+        let mut poll = FIRST_POLL;
+        loop {
+            let ended = watch.notify().notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            match self.inner.get_orchestration_status(instance_id).await? {
+                s
+                @ (OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }) => {
+                    return Ok(s)
+                }
+                _ => {}
+            }
+            tokio::select! {
+                _ = ended => {}
+                _ = tokio::time::sleep(poll) => poll = (poll * 2).min(MAX_POLL),
+            }
+        }
+    }
+}
+
 #[napi]
 pub struct NativeClient {
     inner: duroxide::Client,
@@ -162,6 +196,8 @@ pub struct NativeClient {
     backend: Backend,
     /// The running runtimes of this process on the same provider.
     local: Arc<LocalRuntimes>,
+    /// Wakes waits on instances that runtimes of this process end.
+    endings: Arc<Endings>,
 }
 
 #[napi]
@@ -172,6 +208,7 @@ impl NativeClient {
             inner: duroxide::Client::new(bounded::bounded(provider.provider())),
             backend: provider.backend().clone(),
             local: provider.local(),
+            endings: provider.endings(),
         }
     }
 
@@ -238,12 +275,7 @@ impl NativeClient {
         Settled::of(async {
             rules::instance_id("instanceId", &instance_id)?;
             let timeout = rules::millis("timeoutMs", timeout_ms)?;
-            match within(
-                timeout,
-                self.inner.wait_for_orchestration(&instance_id, timeout),
-            )
-            .await
-            {
+            match within(timeout, self.wait_terminal(&instance_id)).await {
                 Ok(status) => Ok(status.into()),
                 Err(duroxide::ClientError::Timeout) => {
                     Err(self.unfinished(&instance_id, timeout_ms).await)

@@ -4,7 +4,8 @@
 //! - `layer.rs`: the provider stack, one forwarding of duroxide's traits.
 //! - `call_policy.rs`: how a call through a layer runs (deadline, retries).
 //! - `pg_retry.rs`, `sqlite_retry.rs`: the retry layer each store gets.
-//! - `wakeup.rs`: long polling and wake-ups, over the retry layer.
+//! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
+//!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
 //!
 //! A provider's stack, top to bottom: wake-ups, retries, the store. A runtime
 //! adds its guard on top (`guard/`), a client its call deadline
@@ -49,15 +50,24 @@ pub struct NativeProvider {
     inner: Arc<dyn Provider>,
     backend: Backend,
     local: Arc<local::LocalRuntimes>,
+    endings: Arc<wakeup::ended::Endings>,
 }
 
 impl NativeProvider {
-    pub(crate) fn new(inner: Arc<dyn Provider>, backend: Backend) -> Self {
+    /// `store` (under its retry layer) with the wake-up layer on top.
+    pub(crate) fn with_wakeups(store: Arc<dyn Provider>, backend: Backend) -> Self {
+        let endings = Arc::<wakeup::ended::Endings>::default();
         Self {
-            inner,
+            inner: wakeup::with_wakeups(store, &backend, endings.clone()),
             backend,
             local: Arc::default(),
+            endings,
         }
+    }
+
+    /// Clients of this process waiting on instances to end.
+    pub(crate) fn endings(&self) -> Arc<wakeup::ended::Endings> {
+        self.endings.clone()
     }
 
     pub(crate) fn provider(&self) -> Arc<dyn Provider> {

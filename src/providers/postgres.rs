@@ -218,7 +218,7 @@ fn stacked(provider: PostgresProvider) -> NativeProvider {
         schema: provider.schema_name().to_string(),
     };
     let retried = super::pg_retry::with_terminated_retry(Arc::new(provider));
-    NativeProvider::new(super::wakeup::with_wakeups(retried, &backend), backend)
+    NativeProvider::with_wakeups(retried, backend)
 }
 
 /// Connects with a `postgres://` URL; `schema` defaults to `public`.

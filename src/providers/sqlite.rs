@@ -43,10 +43,7 @@ fn stacked(
         pool: provider.get_pool().clone(),
     };
     let retried = super::sqlite_retry::with_busy_retry(Arc::new(provider));
-    NativeProvider::new(
-        super::wakeup::with_wakeups(extra(retried), &backend),
-        backend,
-    )
+    NativeProvider::with_wakeups(extra(retried), backend)
 }
 
 /// Opens (creating if missing) the SQLite file named by a `sqlite:` URL.

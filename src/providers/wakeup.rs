@@ -18,6 +18,19 @@
 //!   expires), so the store is looked at again at least this often. A lost
 //!   notification costs latency, never work.
 //!
+//! A wake-up wakes every waiter of its queue (a waiter cannot tell whether
+//! it is the one that can take the message: runtimes of one provider may
+//! register different orchestrations or filter different tags), but the
+//! woken waiters look at the store one at a time, and a waiter skips its
+//! look when a look that began after the latest wake-up already found
+//! nothing with the same filter. Every wake-up counts a generation; a look
+//! that reads generation `g` before it starts sees everything committed
+//! before wake-up `g`. So a wake-up costs one look that finds the message
+//! and one that finds nothing, not one per waiter: on SQLite each look takes
+//! the write lock, on Postgres a pool connection. Looks for a time (the
+//! fallback tick, a due time) and a dispatcher's first look after work
+//! always run.
+//!
 //! `DUROXIDE_NODE_WAKEUP` (read when the provider connects) switches it, for
 //! tests and comparisons: `on` (default), `local` (no LISTEN/NOTIFY: a
 //! Postgres process then behaves as one on SQLite, and learns of other
@@ -25,9 +38,11 @@
 //! polling every `dispatcherPollIntervalMs`).
 //! `DUROXIDE_NODE_WAKEUP_FALLBACK_MS` sets the fallback tick.
 
+pub(crate) mod ended;
 mod listen;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -68,11 +83,60 @@ pub(crate) enum Queue {
 struct Signal {
     notify: Notify,
     due: Mutex<BTreeSet<Instant>>,
+    /// Counts wake-ups; bumped before the waiters are notified.
+    generation: AtomicU64,
+    /// Per fetch filter: the generation read before the latest look that
+    /// found nothing.
+    looked_empty: Mutex<HashMap<String, u64>>,
+    /// Woken waiters look one at a time.
+    turn: tokio::sync::Mutex<()>,
+}
+
+/// Why a waiter looks at the store.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// The first look of a fetch, or one for a time: always runs.
+    Always,
+    /// After a wake-up: skipped if a later look found nothing.
+    IfNew,
 }
 
 impl Signal {
     fn wake(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
         self.notify.notify_waiters();
+    }
+
+    /// Runs `fetch` unless `look` allows skipping it and nothing was woken
+    /// since a look with the same `filter` found nothing.
+    async fn look<T, F, Fut>(
+        &self,
+        look: Look,
+        filter: &str,
+        fetch: &F,
+    ) -> Result<Option<T>, ProviderError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<Option<T>, ProviderError>>,
+    {
+        let _turn = match look {
+            Look::Always => None,
+            Look::IfNew => Some(self.turn.lock().await),
+        };
+        let generation = self.generation.load(Ordering::SeqCst);
+        if look == Look::IfNew {
+            let empty = self.looked_empty.lock().expect("looks");
+            if empty.get(filter).is_some_and(|g| *g >= generation) {
+                return Ok(None);
+            }
+        }
+        let r = fetch().await;
+        if let Ok(None) = r {
+            let mut empty = self.looked_empty.lock().expect("looks");
+            let g = empty.entry(filter.to_string()).or_default();
+            *g = (*g).max(generation);
+        }
+        r
     }
 
     fn due_at(&self, at: Instant) {
@@ -123,10 +187,13 @@ impl Wakeups {
     }
 
     /// Runs `fetch` (a store fetch that does not wait) until it finds
-    /// something, `poll_timeout` passed, or the caller gave up.
+    /// something, `poll_timeout` passed, or the caller gave up. `filter`
+    /// names what the fetch can take (its filter arguments): a look that
+    /// found nothing lets only waiters with the same filter skip theirs.
     async fn long_poll<T, F, Fut>(
         &self,
         queue: Queue,
+        filter: &str,
         poll_timeout: Duration,
         fetch: F,
     ) -> Result<Option<T>, ProviderError>
@@ -137,12 +204,13 @@ impl Wakeups {
         let end = Instant::now() + poll_timeout;
         let give_up = GIVE_UP.try_with(CancellationToken::clone).ok();
         let signal = self.signal(queue);
+        let mut look = Look::Always;
         loop {
             // Registered before the fetch, so a wake-up during it is not missed.
             let woken = signal.notify.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            match fetch().await {
+            match signal.look(look, filter, &fetch).await {
                 Ok(None) => {}
                 other => return other,
             }
@@ -160,11 +228,11 @@ impl Wakeups {
                     None => std::future::pending().await,
                 }
             };
-            tokio::select! {
-                _ = &mut woken => {}
-                _ = tokio::time::sleep_until(until.into()) => {}
+            look = tokio::select! {
+                _ = &mut woken => Look::IfNew,
+                _ = tokio::time::sleep_until(until.into()) => Look::Always,
                 _ = given_up => return Ok(None),
-            }
+            };
         }
     }
 }
@@ -182,6 +250,8 @@ fn instant_of(epoch_ms: u64) -> Instant {
 /// The wake-up layer of one provider.
 pub(crate) struct Wakeup {
     shared: Arc<Wakeups>,
+    /// Clients of this process waiting on instances to end.
+    endings: Arc<ended::Endings>,
     /// Postgres: tells other processes; `None` on SQLite.
     announce: Option<listen::Announcer>,
     /// Postgres: hears other processes, from the first fetch on.
@@ -234,8 +304,13 @@ impl Wakeup {
     }
 }
 
-/// `next` under the wake-up layer, as `DUROXIDE_NODE_WAKEUP` says.
-pub(crate) fn with_wakeups(next: Arc<dyn Provider>, backend: &Backend) -> Arc<dyn Provider> {
+/// `next` under the wake-up layer, as `DUROXIDE_NODE_WAKEUP` says; turns
+/// that end an instance wake its waiters in `endings`.
+pub(crate) fn with_wakeups(
+    next: Arc<dyn Provider>,
+    backend: &Backend,
+    endings: Arc<ended::Endings>,
+) -> Arc<dyn Provider> {
     let across_processes = match std::env::var("DUROXIDE_NODE_WAKEUP").as_deref() {
         Ok("off") => return next,
         Ok("local") => false,
@@ -261,6 +336,7 @@ pub(crate) fn with_wakeups(next: Arc<dyn Provider>, backend: &Backend) -> Arc<dy
     Stacked::over(
         Wakeup {
             shared,
+            endings,
             announce,
             listening,
         },
@@ -278,8 +354,9 @@ impl Layer for Wakeup {
         filter: Option<&DispatcherCapabilityFilter>,
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
         self.fetching();
+        let key = format!("{filter:?}");
         self.shared
-            .long_poll(Queue::Orchestrator, poll_timeout, || {
+            .long_poll(Queue::Orchestrator, &key, poll_timeout, || {
                 next.fetch_orchestration_item(lock_timeout, Duration::ZERO, filter)
             })
             .await
@@ -302,8 +379,9 @@ impl Layer for Wakeup {
             None => poll_timeout.min(self.shared.fallback),
             Some(_) => poll_timeout,
         };
+        let key = format!("{session:?} {tag_filter:?}");
         self.shared
-            .long_poll(Queue::Worker, poll_timeout, || {
+            .long_poll(Queue::Worker, &key, poll_timeout, || {
                 next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter)
             })
             .await
@@ -321,6 +399,12 @@ impl Layer for Wakeup {
         cancelled_activities: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
         let work = !worker_items.is_empty();
+        let ends = match metadata.status.as_deref() {
+            Some("Completed" | "Failed" | "ContinuedAsNew") => {
+                history_delta.first().map(|e| e.instance_id.clone())
+            }
+            _ => None,
+        };
         let timers: Vec<u64> = orchestrator_items
             .iter()
             .filter_map(|i| match i {
@@ -347,6 +431,9 @@ impl Layer for Wakeup {
         let now = epoch_ms_now();
         if let Some(at) = timers.into_iter().filter(|t| *t > now).min() {
             self.due(Queue::Orchestrator, at);
+        }
+        if let Some(instance) = ends {
+            self.endings.ended(&instance);
         }
         Ok(())
     }
@@ -411,5 +498,143 @@ impl Layer for Wakeup {
             .await?;
         self.abandoned(Queue::Worker, delay);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A store fetch that finds nothing and counts its calls.
+    fn counting(
+        calls: &AtomicUsize,
+    ) -> impl Fn() -> std::future::Ready<Result<Option<()>, ProviderError>> + '_ {
+        move || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            std::future::ready(Ok(None))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_woken_look_is_skipped_until_a_new_wake_up() {
+        let signal = Signal::default();
+        let calls = AtomicUsize::new(0);
+        let fetch = counting(&calls);
+        signal.wake();
+        signal.look(Look::IfNew, "f", &fetch).await.unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "the first look after a wake-up runs"
+        );
+        for _ in 0..3 {
+            signal.look(Look::IfNew, "f", &fetch).await.unwrap();
+        }
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "looks covered by an empty one are skipped"
+        );
+        signal.wake();
+        signal.look(Look::IfNew, "f", &fetch).await.unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            2,
+            "a new wake-up makes the next look run"
+        );
+    }
+
+    #[tokio::test]
+    async fn looks_for_a_time_and_other_filters_always_run() {
+        let signal = Signal::default();
+        let calls = AtomicUsize::new(0);
+        let fetch = counting(&calls);
+        signal.look(Look::IfNew, "f", &fetch).await.unwrap();
+        signal.look(Look::Always, "f", &fetch).await.unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            2,
+            "an Always look runs though covered"
+        );
+        signal
+            .look(Look::IfNew, "other tags", &fetch)
+            .await
+            .unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            3,
+            "another filter's empty look covers nothing"
+        );
+    }
+
+    /// A SQLite file of its own, removed when dropped.
+    struct TempDir(std::path::PathBuf);
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_turn_that_ends_an_instance_wakes_its_watchers() {
+        use duroxide::providers::sqlite::SqliteProvider;
+        use duroxide::runtime::registry::ActivityRegistry;
+        use duroxide::runtime::Runtime;
+        use duroxide::{Client, OrchestrationContext, OrchestrationRegistry};
+
+        let dir = std::env::temp_dir().join(format!("dxended-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let _cleanup = TempDir(dir.clone());
+        let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
+        let sqlite = SqliteProvider::new(&url, None).await.unwrap();
+        let backend = Backend::Sqlite {
+            pool: sqlite.get_pool().clone(),
+        };
+        let endings = Arc::new(ended::Endings::default());
+        let store = with_wakeups(Arc::new(sqlite), &backend, endings.clone());
+        let watch = endings.watch("i1");
+        let ended = watch.notify().notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        let orchestrations = OrchestrationRegistry::builder()
+            .register("Done", |_ctx: OrchestrationContext, input: String| async move { Ok(input) })
+            .build();
+        let rt = Runtime::start_with_store(
+            store.clone(),
+            ActivityRegistry::builder().build(),
+            orchestrations,
+        )
+        .await;
+        Client::new(store.clone())
+            .start_orchestration("i1", "Done", "x")
+            .await
+            .unwrap();
+        let woken = tokio::time::timeout(Duration::from_secs(30), ended).await;
+        rt.shutdown(Some(1000)).await;
+        assert!(woken.is_ok(), "the ack that completed i1 woke its watcher");
+    }
+
+    #[tokio::test]
+    async fn a_look_that_found_something_covers_nothing() {
+        let signal = Signal::default();
+        signal.wake();
+        let found = || std::future::ready(Ok::<_, ProviderError>(Some(())));
+        assert!(signal
+            .look(Look::IfNew, "f", &found)
+            .await
+            .unwrap()
+            .is_some());
+        let calls = AtomicUsize::new(0);
+        signal
+            .look(Look::IfNew, "f", &counting(&calls))
+            .await
+            .unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "there may be more: the next waiter looks"
+        );
     }
 }
