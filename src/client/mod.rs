@@ -174,12 +174,12 @@ impl NativeClient {
             let ended = watch.notify().notified();
             tokio::pin!(ended);
             ended.as_mut().enable();
-            match self.inner.get_orchestration_status(instance_id).await? {
-                s
-                @ (OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }) => {
-                    return Ok(s)
-                }
-                _ => {}
+            let status = self.inner.get_orchestration_status(instance_id).await?;
+            if matches!(
+                status,
+                OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }
+            ) {
+                return Ok(status);
             }
             tokio::select! {
                 _ = ended => {}

@@ -18,33 +18,25 @@
 //!   expires), so the store is looked at again at least this often. A lost
 //!   notification costs latency, never work.
 //!
-//! A wake-up wakes every waiter of its queue (a waiter cannot tell whether
-//! it is the one that can take the message: runtimes of one provider may
-//! register different orchestrations or filter different tags), but the
-//! woken waiters look at the store one at a time, and a waiter skips its
-//! look when a look that began after the latest wake-up already found
-//! nothing with the same filter. Every wake-up counts a generation; a look
-//! that reads generation `g` before it starts sees everything committed
-//! before wake-up `g`. So a wake-up costs one look that finds the message
-//! and one that finds nothing, not one per waiter: on SQLite each look takes
-//! the write lock, on Postgres a pool connection. Looks for a time (the
-//! fallback tick, a due time) and a dispatcher's first look after work
-//! always run.
+//! A wake-up wakes every waiter of its queue, but woken waiters look one
+//! at a time and skip looks that empty looks since the wake-up cover
+//! (`wakeup/signal.rs`). Looks for a time (the fallback tick, a due time)
+//! and a dispatcher's first look after work always run.
 //!
 //! `DUROXIDE_NODE_WAKEUP` (read when the provider connects) switches it, for
 //! tests and comparisons: `on` (default), `local` (no LISTEN/NOTIFY: a
 //! Postgres process then behaves as one on SQLite, and learns of other
 //! processes' work from the fallback tick only), `off` (no layer: plain
 //! polling every `dispatcherPollIntervalMs`).
-//! `DUROXIDE_NODE_WAKEUP_FALLBACK_MS` sets the fallback tick.
+//! `DUROXIDE_NODE_WAKEUP_FALLBACK_MS` sets the fallback tick;
+//! `DUROXIDE_NODE_WAKEUP_LOOKS=every` makes every woken waiter look at once
+//! (no skipped looks: the layer before `wakeup/signal.rs`, for comparisons).
 
 pub(crate) mod ended;
 mod listen;
+mod signal;
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -53,16 +45,15 @@ use duroxide::providers::{
     ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
 };
 use duroxide::Event;
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::layer::{Layer, Stacked};
 use super::Backend;
+pub(crate) use signal::Reach;
+use signal::{Fetcher, Look, Signal};
 
 /// How often a waiting fetch looks at the store even without a wake-up.
 pub(crate) const FALLBACK: Duration = Duration::from_secs(1);
-/// Due times remembered per queue; later ones are found by the fallback tick.
-const MAX_DUE: usize = 4096;
 
 tokio::task_local! {
     /// Set by a caller that can give up on a fetch (the guard, when the
@@ -78,94 +69,13 @@ pub(crate) enum Queue {
     Worker,
 }
 
-/// Waiters of one queue and the due times of its delayed messages.
-#[derive(Default)]
-struct Signal {
-    notify: Notify,
-    due: Mutex<BTreeSet<Instant>>,
-    /// Counts wake-ups; bumped before the waiters are notified.
-    generation: AtomicU64,
-    /// Per fetch filter: the generation read before the latest look that
-    /// found nothing.
-    looked_empty: Mutex<HashMap<String, u64>>,
-    /// Woken waiters look one at a time.
-    turn: tokio::sync::Mutex<()>,
-}
-
-/// Why a waiter looks at the store.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Look {
-    /// The first look of a fetch, or one for a time: always runs.
-    Always,
-    /// After a wake-up: skipped if a later look found nothing.
-    IfNew,
-}
-
-impl Signal {
-    fn wake(&self) {
-        self.generation.fetch_add(1, Ordering::SeqCst);
-        self.notify.notify_waiters();
-    }
-
-    /// Runs `fetch` unless `look` allows skipping it and nothing was woken
-    /// since a look with the same `filter` found nothing.
-    async fn look<T, F, Fut>(
-        &self,
-        look: Look,
-        filter: &str,
-        fetch: &F,
-    ) -> Result<Option<T>, ProviderError>
-    where
-        F: Fn() -> Fut,
-        Fut: std::future::Future<Output = Result<Option<T>, ProviderError>>,
-    {
-        let _turn = match look {
-            Look::Always => None,
-            Look::IfNew => Some(self.turn.lock().await),
-        };
-        let generation = self.generation.load(Ordering::SeqCst);
-        if look == Look::IfNew {
-            let empty = self.looked_empty.lock().expect("looks");
-            if empty.get(filter).is_some_and(|g| *g >= generation) {
-                return Ok(None);
-            }
-        }
-        let r = fetch().await;
-        if let Ok(None) = r {
-            let mut empty = self.looked_empty.lock().expect("looks");
-            let g = empty.entry(filter.to_string()).or_default();
-            *g = (*g).max(generation);
-        }
-        r
-    }
-
-    fn due_at(&self, at: Instant) {
-        let mut due = self.due.lock().expect("due times");
-        due.insert(at);
-        if due.len() > MAX_DUE {
-            due.pop_last();
-        }
-        drop(due);
-        // Waiters recompute their deadline.
-        self.notify.notify_waiters();
-    }
-
-    /// The earliest due time still ahead; passed ones are forgotten (the
-    /// fetch that follows finds their messages).
-    fn next_due(&self, now: Instant) -> Option<Instant> {
-        let mut due = self.due.lock().expect("due times");
-        while matches!(due.first(), Some(t) if *t <= now) {
-            due.pop_first();
-        }
-        due.first().copied()
-    }
-}
-
 /// The shared state of the layer; the listen task holds it weakly.
 pub(crate) struct Wakeups {
     orchestrator: Signal,
     worker: Signal,
     fallback: Duration,
+    /// Woken looks take turns and skip covered ones (not `LOOKS=every`).
+    skip_covered: bool,
 }
 
 impl Wakeups {
@@ -176,9 +86,10 @@ impl Wakeups {
         }
     }
 
-    /// A wake-up from this process or another.
-    pub(crate) fn wake(&self, queue: Queue) {
-        self.signal(queue).wake();
+    /// A wake-up from this process or another; `reach` says who can take
+    /// what it announced.
+    pub(crate) fn wake(&self, queue: Queue, reach: Reach) {
+        self.signal(queue).wake(reach);
     }
 
     /// A message of `queue` becomes visible at epoch ms `at_ms`.
@@ -187,13 +98,12 @@ impl Wakeups {
     }
 
     /// Runs `fetch` (a store fetch that does not wait) until it finds
-    /// something, `poll_timeout` passed, or the caller gave up. `filter`
-    /// names what the fetch can take (its filter arguments): a look that
-    /// found nothing lets only waiters with the same filter skip theirs.
+    /// something, `poll_timeout` passed, or the caller gave up. `who` names
+    /// what the fetch can take (its arguments), for skipping covered looks.
     async fn long_poll<T, F, Fut>(
         &self,
         queue: Queue,
-        filter: &str,
+        who: &Fetcher<'_>,
         poll_timeout: Duration,
         fetch: F,
     ) -> Result<Option<T>, ProviderError>
@@ -210,16 +120,18 @@ impl Wakeups {
             let woken = signal.notify.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            match signal.look(look, filter, &fetch).await {
-                Ok(None) => {}
-                other => return other,
-            }
+            let looked = match signal.look(look, who, &fetch).await {
+                (Ok(None), looked) => looked,
+                (other, _) => return other,
+            };
             let now = Instant::now();
             if now >= end {
                 return Ok(None);
             }
             let mut until = end.min(now + self.fallback);
-            if let Some(due) = signal.next_due(now) {
+            // A due time between the look and now may have been missed by
+            // it: `until` is then past, and the store is looked at again.
+            if let Some(due) = signal.next_due(looked) {
                 until = until.min(due);
             }
             let given_up = async {
@@ -228,10 +140,15 @@ impl Wakeups {
                     None => std::future::pending().await,
                 }
             };
+            // Biased: a passed due time makes a look that always runs.
             look = tokio::select! {
-                _ = &mut woken => Look::IfNew,
-                _ = tokio::time::sleep_until(until.into()) => Look::Always,
+                biased;
                 _ = given_up => return Ok(None),
+                _ = tokio::time::sleep_until(until.into()) => Look::Always,
+                _ = &mut woken => match self.skip_covered {
+                    true => Look::IfNew,
+                    false => Look::Always,
+                },
             };
         }
     }
@@ -265,8 +182,8 @@ impl Wakeup {
         }
     }
 
-    fn wake(&self, queue: Queue) {
-        self.shared.wake(queue);
+    fn wake(&self, queue: Queue, reach: Reach) {
+        self.shared.wake(queue, reach);
         if let Some(a) = &self.announce {
             a.announce(queue, None);
         }
@@ -276,7 +193,8 @@ impl Wakeup {
     fn abandoned(&self, queue: Queue, delay: Option<Duration>) {
         match delay {
             Some(d) if !d.is_zero() => self.due_in(queue, d),
-            _ => self.wake(queue),
+            // The item is unknown here: it may be a session's.
+            _ => self.wake(queue, Reach::Owned),
         }
     }
 
@@ -299,8 +217,26 @@ impl Wakeup {
                 self.due(Queue::Orchestrator, *fire_at_ms)
             }
             (_, Some(d)) if !d.is_zero() => self.due_in(Queue::Orchestrator, d),
-            _ => self.wake(Queue::Orchestrator),
+            _ => self.wake(Queue::Orchestrator, Reach::Any),
         }
+    }
+}
+
+/// Who can take worker items: any slot, unless one is a session's.
+fn reach_of(items: &[WorkItem]) -> Reach {
+    let outside_sessions = |i: &WorkItem| {
+        matches!(
+            i,
+            WorkItem::ActivityExecute {
+                session_id: None,
+                ..
+            }
+        )
+    };
+    if items.iter().all(outside_sessions) {
+        Reach::Any
+    } else {
+        Reach::Owned
     }
 }
 
@@ -325,6 +261,7 @@ pub(crate) fn with_wakeups(
         orchestrator: Signal::default(),
         worker: Signal::default(),
         fallback,
+        skip_covered: std::env::var("DUROXIDE_NODE_WAKEUP_LOOKS").as_deref() != Ok("every"),
     });
     let (announce, listening) = match backend {
         Backend::Postgres { pool, schema } if across_processes => {
@@ -354,9 +291,13 @@ impl Layer for Wakeup {
         filter: Option<&DispatcherCapabilityFilter>,
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
         self.fetching();
-        let key = format!("{filter:?}");
+        let filter_key = format!("{filter:?}");
+        let who = Fetcher {
+            filter: &filter_key,
+            owner: "",
+        };
         self.shared
-            .long_poll(Queue::Orchestrator, &key, poll_timeout, || {
+            .long_poll(Queue::Orchestrator, &who, poll_timeout, || {
                 next.fetch_orchestration_item(lock_timeout, Duration::ZERO, filter)
             })
             .await
@@ -379,9 +320,13 @@ impl Layer for Wakeup {
             None => poll_timeout.min(self.shared.fallback),
             Some(_) => poll_timeout,
         };
-        let key = format!("{session:?} {tag_filter:?}");
+        let filter_key = format!("sessions: {} {tag_filter:?}", session.is_some());
+        let who = Fetcher {
+            filter: &filter_key,
+            owner: session.map_or("", |s| &s.owner_id),
+        };
         self.shared
-            .long_poll(Queue::Worker, &key, poll_timeout, || {
+            .long_poll(Queue::Worker, &who, poll_timeout, || {
                 next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter)
             })
             .await
@@ -398,7 +343,7 @@ impl Layer for Wakeup {
         metadata: ExecutionMetadata,
         cancelled_activities: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
-        let work = !worker_items.is_empty();
+        let work = (!worker_items.is_empty()).then(|| reach_of(&worker_items));
         let ends = match metadata.status.as_deref() {
             Some("Completed" | "Failed" | "ContinuedAsNew") => {
                 history_delta.first().map(|e| e.instance_id.clone())
@@ -422,12 +367,12 @@ impl Layer for Wakeup {
             cancelled_activities,
         )
         .await?;
-        if work {
-            self.wake(Queue::Worker);
+        if let Some(reach) = work {
+            self.wake(Queue::Worker, reach);
         }
         // Always: releasing the instance's lock makes messages that arrived
         // during the turn fetchable.
-        self.wake(Queue::Orchestrator);
+        self.wake(Queue::Orchestrator, Reach::Any);
         let now = epoch_ms_now();
         if let Some(at) = timers.into_iter().filter(|t| *t > now).min() {
             self.due(Queue::Orchestrator, at);
@@ -447,7 +392,7 @@ impl Layer for Wakeup {
         let completes = completion.is_some();
         next.ack_work_item(token, completion).await?;
         if completes {
-            self.wake(Queue::Orchestrator);
+            self.wake(Queue::Orchestrator, Reach::Any);
         }
         Ok(())
     }
@@ -469,8 +414,9 @@ impl Layer for Wakeup {
         next: &Arc<dyn Provider>,
         item: WorkItem,
     ) -> Result<(), ProviderError> {
+        let reach = reach_of(std::slice::from_ref(&item));
         next.enqueue_for_worker(item).await?;
-        self.wake(Queue::Worker);
+        self.wake(Queue::Worker, reach);
         Ok(())
     }
 
@@ -502,139 +448,4 @@ impl Layer for Wakeup {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::AtomicUsize;
-
-    /// A store fetch that finds nothing and counts its calls.
-    fn counting(
-        calls: &AtomicUsize,
-    ) -> impl Fn() -> std::future::Ready<Result<Option<()>, ProviderError>> + '_ {
-        move || {
-            calls.fetch_add(1, Ordering::SeqCst);
-            std::future::ready(Ok(None))
-        }
-    }
-
-    #[tokio::test]
-    async fn a_woken_look_is_skipped_until_a_new_wake_up() {
-        let signal = Signal::default();
-        let calls = AtomicUsize::new(0);
-        let fetch = counting(&calls);
-        signal.wake();
-        signal.look(Look::IfNew, "f", &fetch).await.unwrap();
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
-            "the first look after a wake-up runs"
-        );
-        for _ in 0..3 {
-            signal.look(Look::IfNew, "f", &fetch).await.unwrap();
-        }
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
-            "looks covered by an empty one are skipped"
-        );
-        signal.wake();
-        signal.look(Look::IfNew, "f", &fetch).await.unwrap();
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            2,
-            "a new wake-up makes the next look run"
-        );
-    }
-
-    #[tokio::test]
-    async fn looks_for_a_time_and_other_filters_always_run() {
-        let signal = Signal::default();
-        let calls = AtomicUsize::new(0);
-        let fetch = counting(&calls);
-        signal.look(Look::IfNew, "f", &fetch).await.unwrap();
-        signal.look(Look::Always, "f", &fetch).await.unwrap();
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            2,
-            "an Always look runs though covered"
-        );
-        signal
-            .look(Look::IfNew, "other tags", &fetch)
-            .await
-            .unwrap();
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            3,
-            "another filter's empty look covers nothing"
-        );
-    }
-
-    /// A SQLite file of its own, removed when dropped.
-    struct TempDir(std::path::PathBuf);
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_turn_that_ends_an_instance_wakes_its_watchers() {
-        use duroxide::providers::sqlite::SqliteProvider;
-        use duroxide::runtime::registry::ActivityRegistry;
-        use duroxide::runtime::Runtime;
-        use duroxide::{Client, OrchestrationContext, OrchestrationRegistry};
-
-        let dir = std::env::temp_dir().join(format!("dxended-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let _cleanup = TempDir(dir.clone());
-        let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
-        let sqlite = SqliteProvider::new(&url, None).await.unwrap();
-        let backend = Backend::Sqlite {
-            pool: sqlite.get_pool().clone(),
-        };
-        let endings = Arc::new(ended::Endings::default());
-        let store = with_wakeups(Arc::new(sqlite), &backend, endings.clone());
-        let watch = endings.watch("i1");
-        let ended = watch.notify().notified();
-        tokio::pin!(ended);
-        ended.as_mut().enable();
-        let orchestrations = OrchestrationRegistry::builder()
-            .register("Done", |_ctx: OrchestrationContext, input: String| async move { Ok(input) })
-            .build();
-        let rt = Runtime::start_with_store(
-            store.clone(),
-            ActivityRegistry::builder().build(),
-            orchestrations,
-        )
-        .await;
-        Client::new(store.clone())
-            .start_orchestration("i1", "Done", "x")
-            .await
-            .unwrap();
-        let woken = tokio::time::timeout(Duration::from_secs(30), ended).await;
-        rt.shutdown(Some(1000)).await;
-        assert!(woken.is_ok(), "the ack that completed i1 woke its watcher");
-    }
-
-    #[tokio::test]
-    async fn a_look_that_found_something_covers_nothing() {
-        let signal = Signal::default();
-        signal.wake();
-        let found = || std::future::ready(Ok::<_, ProviderError>(Some(())));
-        assert!(signal
-            .look(Look::IfNew, "f", &found)
-            .await
-            .unwrap()
-            .is_some());
-        let calls = AtomicUsize::new(0);
-        signal
-            .look(Look::IfNew, "f", &counting(&calls))
-            .await
-            .unwrap();
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
-            "there may be more: the next waiter looks"
-        );
-    }
-}
+mod tests;

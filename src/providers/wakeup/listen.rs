@@ -24,7 +24,7 @@ use sqlx::PgPool;
 use tokio::sync::Notify;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::{Queue, Wakeups};
+use super::{Queue, Reach, Wakeups};
 
 /// How the listening connection shows in `pg_stat_activity`.
 const LISTEN_APPLICATION_NAME: &str = "duroxide_node_wakeup";
@@ -225,13 +225,14 @@ async fn listen(
                 return;
             };
             match received {
+                // A notification does not say whose items it announces.
                 Ok(Some(n)) => {
                     if let Some((orch, work, due)) = parse(n.payload(), own) {
                         if orch {
-                            wakeups.wake(Queue::Orchestrator);
+                            wakeups.wake(Queue::Orchestrator, Reach::Owned);
                         }
                         if work {
-                            wakeups.wake(Queue::Worker);
+                            wakeups.wake(Queue::Worker, Reach::Owned);
                         }
                         if let Some(at) = due {
                             wakeups.due_at_epoch_ms(Queue::Orchestrator, at);
@@ -241,13 +242,13 @@ async fn listen(
                 // The connection was lost and is re-established by the next
                 // call: whatever was announced meanwhile is unknown, so look.
                 Ok(None) => {
-                    wakeups.wake(Queue::Orchestrator);
-                    wakeups.wake(Queue::Worker);
+                    wakeups.wake(Queue::Orchestrator, Reach::Owned);
+                    wakeups.wake(Queue::Worker, Reach::Owned);
                 }
                 Err(e) => {
                     tracing::debug!(target: "duroxide_node::wakeup", error = %e, "LISTEN connection lost");
-                    wakeups.wake(Queue::Orchestrator);
-                    wakeups.wake(Queue::Worker);
+                    wakeups.wake(Queue::Orchestrator, Reach::Owned);
+                    wakeups.wake(Queue::Worker, Reach::Owned);
                     drop(wakeups);
                     tokio::select! {
                         _ = stop.cancelled() => return,
