@@ -9,13 +9,18 @@
 // hold with the cap off too at this size, so they are outcome checks, not the
 // cap's proof. Speed (fetch p99, throughput with the cap on and off) is the
 // benchmark's business: `node bench/convoy.js`.
+//
+// The fleet polls (DUROXIDE_NODE_WAKEUP=off): with wake-ups, woken
+// dispatchers look at the store one at a time (src/providers/wakeup/signal.rs),
+// so at this size the uncapped runtimes no longer pile into the fetch; a
+// polling fleet still does, and the cap must hold it there.
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const { runConvoy, format } = require('../bench/convoy')
 const { DATABASE_URL } = require('./helpers')
 
-const FLEET = { processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 10, seconds: 4, turnMs: 20, steps: 2, timeoutMs: 60000 }
+const FLEET = { wakeup: 'off', processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 10, seconds: 4, turnMs: 20, steps: 2, timeoutMs: 60000 }
 const RUNTIMES = FLEET.processes * FLEET.runtimes
 
 /**

@@ -43,8 +43,8 @@ function percentile(values, q) {
 }
 
 /** Starts one worker process; resolves once its runtimes are started. */
-function startWorker(config, index) {
-  const child = fork(WORKER, [JSON.stringify(config)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+function startWorker(config, index, env) {
+  const child = fork(WORKER, [JSON.stringify(config)], { env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
   const log = { deadlockLines: 0, invalidLockLines: 0, tail: [], firstDeadlocks: [] }
   let partial = ''
   child.stderr.on('data', (chunk) => {
@@ -104,7 +104,9 @@ async function runConvoy(options = {}) {
   let watcher = null
   try {
     const workerConfig = { url: c.url, schema: pg.schema, runtimes: c.runtimes, slots: c.slots, workers: c.workers, gate: c.gate, workGate: c.workGate, turnMs: c.turnMs, pollMs: c.pollMs, poolMax: c.poolMax }
-    for (let i = 0; i < c.processes; i++) workers.push(startWorker(workerConfig, i))
+    // `wakeup` sets the workers' DUROXIDE_NODE_WAKEUP (src/providers/wakeup.rs).
+    const env = c.wakeup ? { ...process.env, DUROXIDE_NODE_WAKEUP: c.wakeup } : process.env
+    for (let i = 0; i < c.processes; i++) workers.push(startWorker(workerConfig, i, env))
     await Promise.all(workers.map((w) => w.ready))
     // `watch(schema)` observes the run (e.g. samples Postgres); its `stop()` result is `r.watched`.
     watcher = c.watch ? c.watch(pg.schema) : null
