@@ -116,22 +116,25 @@ impl Wakeups {
         let signal = self.signal(queue);
         let mut look = Look::Always;
         loop {
+            // Before registering: a passed due time wakes every waiter, this
+            // one included, and this look already counts as one after it.
+            signal.due_passed(Instant::now());
             // Registered before the fetch, so a wake-up during it is not missed.
             let woken = signal.notify.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            let looked = match signal.look(look, who, &fetch).await {
-                (Ok(None), looked) => looked,
-                (other, _) => return other,
-            };
+            match signal.look(look, who, &fetch).await {
+                Ok(None) => {}
+                other => return other,
+            }
             let now = Instant::now();
             if now >= end {
                 return Ok(None);
             }
             let mut until = end.min(now + self.fallback);
-            // A due time between the look and now may have been missed by
-            // it: `until` is then past, and the store is looked at again.
-            if let Some(due) = signal.next_due(looked) {
+            // A due time that passed since `due_passed` makes `until` past:
+            // the next round wakes every waiter for it.
+            if let Some(due) = signal.next_due() {
                 until = until.min(due);
             }
             let given_up = async {

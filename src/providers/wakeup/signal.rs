@@ -66,7 +66,6 @@ pub(super) struct Fetcher<'a> {
 #[derive(Clone, Copy)]
 struct Empty {
     generation: u64,
-    started: Instant,
 }
 
 #[derive(Default)]
@@ -80,14 +79,18 @@ struct Looks {
 }
 
 impl Looks {
-    /// When the looks that cover `who` began, if they do.
-    fn covered(&self, who: &Fetcher<'_>) -> Option<Instant> {
-        let any = self.by_filter.get(who.filter)?;
-        let own = self
+    /// Whether empty looks since the latest wake-ups cover `who`.
+    fn covered(&self, who: &Fetcher<'_>) -> bool {
+        let Some(any) = self.by_filter.get(who.filter) else {
+            return false;
+        };
+        let Some(own) = self
             .by_owner
-            .get(&(who.filter.to_string(), who.owner.to_string()))?;
-        (any.generation >= self.generation && own.generation >= self.owned)
-            .then(|| any.started.min(own.started))
+            .get(&(who.filter.to_string(), who.owner.to_string()))
+        else {
+            return false;
+        };
+        any.generation >= self.generation && own.generation >= self.owned
     }
 
     fn found_nothing(&mut self, who: &Fetcher<'_>, look: Empty) {
@@ -131,15 +134,13 @@ impl Signal {
     }
 
     /// Runs `fetch` unless `look` allows skipping it and empty looks since
-    /// the latest wake-up cover `who`. Also returns when the store was looked
-    /// at (by this look, or by the looks that covered it): due times up to
-    /// then are settled.
+    /// the latest wake-up cover `who`.
     pub(super) async fn look<T, F, Fut>(
         &self,
         look: Look,
         who: &Fetcher<'_>,
         fetch: &F,
-    ) -> (Result<Option<T>, ProviderError>, Instant)
+    ) -> Result<Option<T>, ProviderError>
     where
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Result<Option<T>, ProviderError>>,
@@ -151,22 +152,18 @@ impl Signal {
         let generation = {
             let looks = self.looks.lock().expect("looks");
             if look == Look::IfNew {
-                if let Some(started) = looks.covered(who) {
-                    return (Ok(None), started);
+                if looks.covered(who) {
+                    return Ok(None);
                 }
             }
             looks.generation
         };
-        let started = Instant::now();
         let r = fetch().await;
         if let Ok(None) = r {
-            let empty = Empty {
-                generation,
-                started,
-            };
+            let empty = Empty { generation };
             self.looks.lock().expect("looks").found_nothing(who, empty);
         }
-        (r, started)
+        r
     }
 
     pub(super) fn due_at(&self, at: Instant) {
@@ -180,15 +177,27 @@ impl Signal {
         self.notify.notify_waiters();
     }
 
-    /// The earliest due time after `looked` (when the store was last looked
-    /// at), possibly already passed; earlier ones are forgotten, the look
-    /// found their messages.
-    pub(super) fn next_due(&self, looked: Instant) -> Option<Instant> {
+    /// Forgets the due times that have passed and, if there were any, wakes
+    /// every waiter: the message may be for any filter or owner, and a look
+    /// that began before the due time did not see it. Woken waiters skip
+    /// their look as after any wake-up, so this costs one look per distinct
+    /// filter (and owner), whoever noticed the time first.
+    pub(super) fn due_passed(&self, now: Instant) {
         let mut due = self.due.lock().expect("due times");
-        while matches!(due.first(), Some(t) if *t <= looked) {
+        let mut passed = false;
+        while matches!(due.first(), Some(t) if *t <= now) {
             due.pop_first();
+            passed = true;
         }
-        due.first().copied()
+        drop(due);
+        if passed {
+            self.wake(Reach::Owned);
+        }
+    }
+
+    /// The earliest due time not yet passed when [`Self::due_passed`] ran.
+    pub(super) fn next_due(&self) -> Option<Instant> {
+        self.due.lock().expect("due times").first().copied()
     }
 }
 
@@ -214,7 +223,7 @@ mod tests {
 
     async fn looks(signal: &Signal, look: Look, w: &Fetcher<'_>, calls: &AtomicUsize) -> usize {
         let before = calls.load(Ordering::SeqCst);
-        signal.look(look, w, &counting(calls)).await.0.unwrap();
+        signal.look(look, w, &counting(calls)).await.unwrap();
         calls.load(Ordering::SeqCst) - before
     }
 
@@ -266,7 +275,7 @@ mod tests {
         let signal = Signal::default();
         signal.wake(Reach::Any);
         let found = || std::future::ready(Ok::<_, ProviderError>(Some(())));
-        let (r, _) = signal.look(Look::IfNew, &who("f", ""), &found).await;
+        let r = signal.look(Look::IfNew, &who("f", ""), &found).await;
         assert!(r.unwrap().is_some());
         let calls = AtomicUsize::new(0);
         assert_eq!(
@@ -322,29 +331,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_due_time_after_the_covering_look_is_kept() {
+    async fn a_passed_due_time_uncovers_every_filter_and_owner_once() {
         let signal = Signal::default();
         let calls = AtomicUsize::new(0);
-        let f = who("f", "");
-        let (_, looked) = signal.look(Look::Always, &f, &counting(&calls)).await;
+        let (a, b, c) = (who("f", "slot-a"), who("f", "slot-b"), who("g", ""));
+        for w in [&a, &b, &c] {
+            looks(&signal, Look::Always, w, &calls).await;
+        }
         let due = Instant::now() + Duration::from_millis(5);
         signal.due_at(due);
+        signal.due_passed(Instant::now());
+        assert_eq!(signal.next_due(), Some(due), "not passed yet");
+        assert_eq!(looks(&signal, Look::IfNew, &c, &calls).await, 0);
         tokio::time::sleep(Duration::from_millis(10)).await;
-        // The skipped look reports when the store was really looked at, so
-        // the passed due time still asks for a look.
-        let (_, as_of) = signal.look(Look::IfNew, &f, &counting(&calls)).await;
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
-            "the woken look was covered"
-        );
-        assert_eq!(as_of, looked);
-        assert_eq!(
-            signal.next_due(as_of),
-            Some(due),
-            "not forgotten: no look after it yet"
-        );
-        let (_, later) = signal.look(Look::Always, &f, &counting(&calls)).await;
-        assert_eq!(signal.next_due(later), None, "a look after it settles it");
+        // Whoever notices it first, every filter and owner looks once: the
+        // message may be a session's or any filter's.
+        signal.due_passed(Instant::now());
+        assert_eq!(signal.next_due(), None, "forgotten once passed");
+        for w in [&a, &b, &c] {
+            assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 1);
+            assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 0);
+        }
     }
 }

@@ -152,3 +152,77 @@ async fn woken_worker_slots_do_not_each_look_at_the_store() {
         "{looks} worker fetches reached the store for {STEPS} steps"
     );
 }
+
+/// A due time passed while a waiter with another filter was looking: that
+/// waiter must still look again for it, not wait for the fallback tick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passed_due_time_makes_every_filter_look() {
+    use super::signal::Fetcher;
+    use super::{epoch_ms_now, Queue, Wakeups};
+    use std::time::Instant;
+
+    // A tick far beyond the test, so only the due time can find the message.
+    let shared = Arc::new(Wakeups {
+        orchestrator: Default::default(),
+        worker: Default::default(),
+        fallback: Duration::from_secs(30),
+        skip_covered: true,
+    });
+    let delay = Duration::from_millis(100);
+    let visible_at = Instant::now() + delay;
+    let start = Instant::now();
+    // Filter "b" can take the delayed message; its first look starts before
+    // the message is visible and ends well after (a slow store call).
+    let b_calls = Arc::new(AtomicUsize::new(0));
+    let b = {
+        let shared = shared.clone();
+        let calls = b_calls.clone();
+        tokio::spawn(async move {
+            let who = Fetcher {
+                filter: "b",
+                owner: "",
+            };
+            shared
+                .long_poll(Queue::Worker, &who, Duration::from_secs(5), || {
+                    let calls = calls.clone();
+                    async move {
+                        let first = calls.fetch_add(1, Ordering::SeqCst) == 0;
+                        let found = (Instant::now() >= visible_at).then_some(());
+                        if first {
+                            tokio::time::sleep(Duration::from_millis(400)).await;
+                        }
+                        Ok::<_, ProviderError>(found)
+                    }
+                })
+                .await
+        })
+    };
+    // Filter "a" takes nothing; it wakes at the due time and looks first.
+    let a = {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let who = Fetcher {
+                filter: "a",
+                owner: "",
+            };
+            shared
+                .long_poll(Queue::Worker, &who, Duration::from_secs(2), || {
+                    std::future::ready(Ok::<Option<()>, ProviderError>(None))
+                })
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    shared.due_at_epoch_ms(
+        Queue::Worker,
+        epoch_ms_now() + delay.as_millis() as u64 - 20,
+    );
+    let found = b.await.unwrap().unwrap();
+    let took = start.elapsed();
+    a.await.unwrap().unwrap();
+    assert!(found.is_some(), "filter b's wait ended without the message");
+    assert!(
+        took < Duration::from_secs(1),
+        "filter b found the message after {took:?}"
+    );
+}
