@@ -5,8 +5,13 @@
 //! - Sending is batched: announcements made while a `pg_notify` is in flight
 //!   go out together in the next one, so a busy process sends far fewer
 //!   notifications than it commits calls.
-//! - The payload is `<sender> <queues> <due epoch ms or 0>`, `queues` being
-//!   `o` (orchestrator) and/or `w` (worker). A process ignores its own.
+//! - The payload is `<sender> <queues> <orchestrator due> <worker due>`,
+//!   `queues` being `o` (orchestrator) and/or `w` (worker) or `-`, a due time
+//!   in epoch ms or 0. A process ignores its own. Processes of older versions
+//!   sent one due time without its queue (`<sender> <queues> <due>`), and
+//!   read the third field only: a payload of that form schedules its due time
+//!   on both queues, and one not understood wakes every waiter (during a
+//!   rolling upgrade a look too many is better than a tick of latency).
 //! - The listening connection is opened by the provider's first fetch: a
 //!   process that only runs clients (the CLI) never opens it, and never races
 //!   its own exit with a connect.
@@ -29,11 +34,60 @@ use super::{Queue, Reach, Wakeups};
 /// How the listening connection shows in `pg_stat_activity`.
 const LISTEN_APPLICATION_NAME: &str = "duroxide_node_wakeup";
 
-#[derive(Default)]
+/// What is announced in one notification (and what one asks for).
+#[derive(Default, Debug, PartialEq, Eq)]
 struct Pending {
     orchestrator: bool,
     worker: bool,
-    due_ms: Option<u64>,
+    /// The earliest due time of each queue; later ones of a batch are found
+    /// by the fallback tick.
+    orchestrator_due: Option<u64>,
+    worker_due: Option<u64>,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        *self == Pending::default()
+    }
+
+    fn payload(&self, sender: u64) -> String {
+        let mut queues = String::new();
+        if self.orchestrator {
+            queues.push('o');
+        }
+        if self.worker {
+            queues.push('w');
+        }
+        if queues.is_empty() {
+            queues.push('-');
+        }
+        format!(
+            "{sender} {queues} {} {}",
+            self.orchestrator_due.unwrap_or(0),
+            self.worker_due.unwrap_or(0)
+        )
+    }
+
+    /// Wakes and schedules what this notification asks for.
+    fn apply(&self, wakeups: &Wakeups) {
+        // A notification does not say whose items it announces.
+        if self.orchestrator {
+            wakeups.wake(Queue::Orchestrator, Reach::Owned);
+        }
+        if self.worker {
+            wakeups.wake(Queue::Worker, Reach::Owned);
+        }
+        if let Some(at) = self.orchestrator_due {
+            wakeups.due_at_epoch_ms(Queue::Orchestrator, at);
+        }
+        if let Some(at) = self.worker_due {
+            wakeups.due_at_epoch_ms(Queue::Worker, at);
+        }
+    }
+}
+
+fn earliest(due: &mut Option<u64>, at: u64) {
+    *due = Some(due.map_or(at, |d| d.min(at)));
 }
 
 struct Outbox {
@@ -53,10 +107,8 @@ impl Announcer {
         match (queue, due_ms) {
             (Queue::Orchestrator, None) => p.orchestrator = true,
             (Queue::Worker, None) => p.worker = true,
-            // Only orchestrator messages are announced with a due time
-            // (timers); the earliest one of a batch is kept, later ones are
-            // found by the fallback tick.
-            (_, Some(at)) => p.due_ms = Some(p.due_ms.map_or(at, |d| d.min(at))),
+            (Queue::Orchestrator, Some(at)) => earliest(&mut p.orchestrator_due, at),
+            (Queue::Worker, Some(at)) => earliest(&mut p.worker_due, at),
         }
         drop(p);
         self.outbox.ready.notify_one();
@@ -149,20 +201,10 @@ async fn send(
             _ = outbox.ready.notified() => {}
         }
         let p = std::mem::take(&mut *outbox.pending.lock().expect("wake-up outbox"));
-        if !(p.orchestrator || p.worker || p.due_ms.is_some()) {
+        if p.is_empty() {
             continue;
         }
-        let mut queues = String::new();
-        if p.orchestrator {
-            queues.push('o');
-        }
-        if p.worker {
-            queues.push('w');
-        }
-        if queues.is_empty() {
-            queues.push('-');
-        }
-        let payload = format!("{sender} {queues} {}", p.due_ms.unwrap_or(0));
+        let payload = p.payload(sender);
         let sent = sqlx::query("SELECT pg_notify($1, $2)")
             .bind(&channel)
             .bind(&payload)
@@ -175,19 +217,41 @@ async fn send(
     }
 }
 
-/// What one notification asks for: `(queues, due epoch ms)`; `None` for our own.
-fn parse(payload: &str, own: u64) -> Option<(bool, bool, Option<u64>)> {
-    let mut parts = payload.split(' ');
-    let sender: u64 = parts.next()?.parse().ok()?;
+/// What one notification asks for; `None` for our own.
+fn parse(payload: &str, own: u64) -> Option<Pending> {
+    let everything = Pending {
+        orchestrator: true,
+        worker: true,
+        ..Pending::default()
+    };
+    let parts: Vec<&str> = payload.split(' ').collect();
+    let Some(Ok(sender)) = parts.first().map(|s| s.parse::<u64>()) else {
+        return Some(everything);
+    };
     if sender == own {
         return None;
     }
-    let queues = parts.next().unwrap_or("ow");
-    let due = parts
-        .next()
-        .and_then(|d| d.parse::<u64>().ok())
-        .filter(|d| *d > 0);
-    Some((queues.contains('o'), queues.contains('w'), due))
+    let due = |field: &str| field.parse::<u64>().ok().map(|d| (d > 0).then_some(d));
+    let queues = |q: &str| {
+        (q == "-" || (!q.is_empty() && q.chars().all(|c| c == 'o' || c == 'w')))
+            .then(|| (q.contains('o'), q.contains('w')))
+    };
+    let heard = |q: &str, orchestrator_due: &str, worker_due: &str| {
+        let (orchestrator, worker) = queues(q)?;
+        Some(Pending {
+            orchestrator,
+            worker,
+            orchestrator_due: due(orchestrator_due)?,
+            worker_due: due(worker_due)?,
+        })
+    };
+    let heard = match parts[1..] {
+        [q, o, w] => heard(q, o, w),
+        // An older process: its due time may be either queue's.
+        [q, d] => heard(q, d, d),
+        _ => None,
+    };
+    Some(heard.unwrap_or(everything))
 }
 
 async fn listen(
@@ -225,18 +289,9 @@ async fn listen(
                 return;
             };
             match received {
-                // A notification does not say whose items it announces.
                 Ok(Some(n)) => {
-                    if let Some((orch, work, due)) = parse(n.payload(), own) {
-                        if orch {
-                            wakeups.wake(Queue::Orchestrator, Reach::Owned);
-                        }
-                        if work {
-                            wakeups.wake(Queue::Worker, Reach::Owned);
-                        }
-                        if let Some(at) = due {
-                            wakeups.due_at_epoch_ms(Queue::Orchestrator, at);
-                        }
+                    if let Some(heard) = parse(n.payload(), own) {
+                        heard.apply(&wakeups);
                     }
                 }
                 // The connection was lost and is re-established by the next
@@ -261,24 +316,4 @@ async fn listen(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{channel_of, parse};
-
-    #[test]
-    fn payloads_name_queues_and_due_times_and_own_ones_are_ignored() {
-        assert_eq!(parse("7 o 0", 1), Some((true, false, None)));
-        assert_eq!(parse("7 ow 0", 1), Some((true, true, None)));
-        assert_eq!(
-            parse("7 - 1700000000000", 1),
-            Some((false, false, Some(1700000000000)))
-        );
-        assert_eq!(parse("1 ow 0", 1), None);
-        assert_eq!(parse("garbage", 1), None);
-    }
-
-    #[test]
-    fn channel_names_fit_an_identifier() {
-        assert_eq!(channel_of("s1"), "duroxide_wakeup.s1");
-        assert_eq!(channel_of(&"x".repeat(63)).len(), 63);
-    }
-}
+mod tests;

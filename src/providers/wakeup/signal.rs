@@ -151,10 +151,8 @@ impl Signal {
         };
         let generation = {
             let looks = self.looks.lock().expect("looks");
-            if look == Look::IfNew {
-                if looks.covered(who) {
-                    return Ok(None);
-                }
+            if look == Look::IfNew && looks.covered(who) {
+                return Ok(None);
             }
             looks.generation
         };
