@@ -1,4 +1,5 @@
-//! The wake-up layer over a real SQLite store with a duroxide runtime.
+//! The wake-up layer over a real SQLite store with a duroxide runtime, and
+//! its long poll with store calls whose timing the test controls.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
