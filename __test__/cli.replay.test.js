@@ -9,7 +9,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { backends, eventually, psql, sqliteQuery, Client } = require('./helpers')
+const { backends, eventually, rowCounts, Client } = require('./helpers')
 const { openStore } = require('./fixtures/store')
 const { Runtime } = require('..')
 const { runCli } = require('./fixtures/cli-run')
@@ -17,21 +17,6 @@ const workflows = require('./fixtures/replay/workflows')
 
 const MODULES = path.join(__dirname, 'fixtures', 'replay')
 const moduleFile = (name) => path.join(MODULES, name)
-
-/** Rows in every table of the store. */
-function rowCounts(store) {
-  const counts = {}
-  if (store.schema) {
-    const tables = psql(`SELECT table_name FROM information_schema.tables WHERE table_schema = '${store.schema}' ORDER BY 1`)
-      .split('\n').filter(Boolean)
-    for (const t of tables) counts[t] = Number(psql(`SELECT count(*) FROM ${store.schema}."${t}"`))
-  } else {
-    const tables = sqliteQuery(store.file, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1")
-      .split('\n').filter(Boolean)
-    for (const t of tables) counts[t] = Number(sqliteQuery(store.file, `SELECT count(*) FROM "${t}"`))
-  }
-  return counts
-}
 
 for (const [kind, open] of backends) {
   describe(`cli replay on ${kind}`, () => {

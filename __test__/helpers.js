@@ -41,6 +41,21 @@ function sqliteQuery(file, sql) {
   return execFileSync('sqlite3', ['-readonly', '-cmd', '.timeout 5000', file, sql], { encoding: 'utf8' }).trim()
 }
 
+/** Rows in every table of a test store (`backends`), read with the database's own shell: proves a read-only call wrote nothing. */
+function rowCounts(store) {
+  const counts = {}
+  if (store.schema) {
+    const tables = psql(`SELECT table_name FROM information_schema.tables WHERE table_schema = '${store.schema}' ORDER BY 1`)
+      .split('\n').filter(Boolean)
+    for (const t of tables) counts[t] = Number(psql(`SELECT count(*) FROM ${store.schema}."${t}"`))
+  } else {
+    const tables = sqliteQuery(store.file, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1")
+      .split('\n').filter(Boolean)
+    for (const t of tables) counts[t] = Number(sqliteQuery(store.file, `SELECT count(*) FROM "${t}"`))
+  }
+  return counts
+}
+
 /**
  * A fresh Postgres schema for one test file; `drop()` removes it.
  * Usage: const pg = await pgSchema(t) (registers cleanup with t.after when given).
@@ -147,6 +162,7 @@ async function closedPort() {
 }
 
 module.exports = {
+  rowCounts,
   onCleanup,
   DATABASE_URL,
   uniqueName,

@@ -9,7 +9,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { backends, eventually, psql, sqliteQuery, coded, Client } = require('./helpers')
+const { backends, eventually, rowCounts, coded, Client } = require('./helpers')
 const { openStore } = require('./fixtures/store')
 const { Runtime } = require('..')
 const { replayHistory, replayInstances, importHistory } = require('../testing')
@@ -20,21 +20,6 @@ const ORDER = { sku: 'x-1', qty: 2 } // keys unsorted on purpose: readExecutionH
 /** A runtime that is never started, holding `variant`'s code; `calls` counts its activity runs. */
 function codeOf(provider, variant, calls = {}) {
   return workflows.register(new Runtime(provider), variant, { calls })
-}
-
-/** Rows in every table of the store, read with the database's own shell. */
-function rowCounts(store) {
-  const counts = {}
-  if (store.schema) {
-    const tables = psql(`SELECT table_name FROM information_schema.tables WHERE table_schema = '${store.schema}' ORDER BY 1`)
-      .split('\n').filter(Boolean)
-    for (const t of tables) counts[t] = Number(psql(`SELECT count(*) FROM ${store.schema}."${t}"`))
-  } else {
-    const tables = sqliteQuery(store.file, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1")
-      .split('\n').filter(Boolean)
-    for (const t of tables) counts[t] = Number(sqliteQuery(store.file, `SELECT count(*) FROM "${t}"`))
-  }
-  return counts
 }
 
 /** What the store holds, through the public API. */
