@@ -228,6 +228,15 @@ impl Clock {
         self.fetched.lock().expect("fetched").remove(token)
     }
 
+    /// Runs a store call that acks or abandons `token`, counted as running
+    /// until it returns, so the idle check never sees the item in between.
+    async fn settling<T>(&self, token: &str, call: impl std::future::Future<Output = T>) -> T {
+        let _running = self.running();
+        let out = call.await;
+        self.settled(token);
+        out
+    }
+
     /// A `ctx.utcNow()` result in virtual time.
     fn shifted(&self, completion: Option<WorkItem>) -> Option<WorkItem> {
         match completion {
@@ -342,14 +351,12 @@ impl Layer for Clock {
         token: &str,
         completion: Option<WorkItem>,
     ) -> Result<(), ProviderError> {
-        let _running = self.running();
         let completion = match self.fetched.lock().expect("fetched").get(token) {
             Some(Fetched::UtcNow) => self.shifted(completion),
             _ => completion,
         };
-        let acked = next.ack_work_item(token, completion).await;
-        self.settled(token);
-        acked
+        self.settling(token, next.ack_work_item(token, completion))
+            .await
     }
 
     async fn abandon_orchestration_item(
@@ -359,12 +366,11 @@ impl Layer for Clock {
         delay: Option<Duration>,
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
-        let _running = self.running();
-        let abandoned = next
-            .abandon_orchestration_item(lock_token, delay, ignore_attempt)
-            .await;
-        self.settled(lock_token);
-        abandoned
+        self.settling(
+            lock_token,
+            next.abandon_orchestration_item(lock_token, delay, ignore_attempt),
+        )
+        .await
     }
 
     async fn abandon_work_item(
@@ -374,12 +380,11 @@ impl Layer for Clock {
         delay: Option<Duration>,
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
-        let _running = self.running();
-        let abandoned = next
-            .abandon_work_item(lock_token, delay, ignore_attempt)
-            .await;
-        self.settled(lock_token);
-        abandoned
+        self.settling(
+            lock_token,
+            next.abandon_work_item(lock_token, delay, ignore_attempt),
+        )
+        .await
     }
 
     async fn enqueue_for_orchestrator(
