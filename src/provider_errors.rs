@@ -17,8 +17,9 @@ pub(crate) enum ProviderFault {
     /// duroxide-pg: the activity's queue row is gone (cancelled, or taken over
     /// after its lease expired) when its result is acked.
     LostLock,
-    /// The Postgres session was terminated (SQLSTATE 57P01/57P02/57P03); the
-    /// statement did not commit.
+    /// The Postgres session was terminated (SQLSTATE 57P01/57P02/57P03), or a
+    /// new one could not be set up while the server restarts; the statement
+    /// did not commit (or was never sent).
     Terminated,
     /// SQLITE_BUSY and its extended codes, and SQLITE_LOCKED: the table locks
     /// of an in-memory (shared-cache) database, which sqlx reports as "database
@@ -30,7 +31,12 @@ pub(crate) enum ProviderFault {
     DeleteRunning,
 }
 
-/// Messages of SQLSTATE 57P01, 57P02 and 57P03 as Postgres words them.
+/// Messages of SQLSTATE 57P01, 57P02 and 57P03 as Postgres words them, and
+/// sqlx's TLS handshake failure (with `sslmode=prefer`, a server that closes a
+/// new connection during a restart fails the handshake: "unexpected EOF"),
+/// which duroxide-pg passes on as a permanent "Unexpected error" and which
+/// otherwise failed an orchestration's ack for good (the fault suite's
+/// Postgres restart test, once).
 const TERMINATED: &[&str] = &[
     "terminating connection due to administrator command",
     "terminating connection because of crash of another server process",
@@ -38,6 +44,7 @@ const TERMINATED: &[&str] = &[
     "the database system is shutting down",
     "the database system is starting up",
     "the database system is in recovery mode",
+    "error occurred while attempting to establish a TLS connection",
 ];
 
 impl ProviderFault {
@@ -130,6 +137,14 @@ mod tests {
         );
         assert_eq!(
             kind(false, "Database error: error returned from database: the database system is shutting down"),
+            Some(Terminated)
+        );
+        assert_eq!(
+            kind(
+                false,
+                "Unexpected error: error occurred while attempting to establish a TLS connection: \
+                 unexpected EOF"
+            ),
             Some(Terminated)
         );
         assert_eq!(kind(false, "Instance not found"), Some(NotFound));

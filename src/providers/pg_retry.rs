@@ -12,7 +12,9 @@
 //!
 //! Such a statement did not commit (the transaction aborts with its session),
 //! so running the call again on a fresh connection is safe. We retry for up to
-//! [`BUDGET`], then hand the error to the runtime. I/O errors are left alone:
+//! [`BUDGET`], then hand the error to the runtime. A new session that fails
+//! its TLS handshake during a restart counts too: nothing was sent on it.
+//! I/O errors are left alone:
 //! duroxide-pg already marks them retryable and the runtime retries them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
