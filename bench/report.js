@@ -46,7 +46,8 @@ function markdown(results, run) {
     out.push(
       '',
       `Memory: ${m.n.toLocaleString('en-US')} hello orchestrations through one runtime on ${m.store}: RSS ${m.ours_rss_first_mb} MiB after the first ${m.first_batch.toLocaleString('en-US')}, ` +
-        `${m.ours_rss_last_mb} MiB after the last ${m.last_batch.toLocaleString('en-US')} (×${m.ratio}).`,
+        `${m.ours_rss_last_mb} MiB after the last ${m.last_batch.toLocaleString('en-US')} (×${m.ratio}); ` +
+        `the Rust crate on the same workload: ${m.baseline_rss_first_mb} MiB, then ${m.baseline_rss_last_mb} MiB (×${m.baseline_ratio}).`,
     )
   }
   return out.join('\n') + '\n'

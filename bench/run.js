@@ -149,7 +149,7 @@ async function measureIdle(side, c, pg) {
 /** Both sides on case `c`, `repeat` times, alternating which goes first. */
 async function pair(c, index, repeat, pg) {
   const got = { ours: [], baseline: [] }
-  const sides = c.workload === 'memory' ? ['ours'] : ['baseline', 'ours']
+  const sides = ['baseline', 'ours']
   for (let r = 0; r < repeat; r++) {
     const order = (index + r) % 2 === 0 ? sides : [...sides].reverse()
     for (const side of order) {
@@ -170,8 +170,20 @@ function resultLine(c, got) {
   if (c.workload === 'memory') {
     const first = median(got.ours.map((g) => g.rssFirstMb))
     const last = median(got.ours.map((g) => g.rssLastMb))
+    const baseFirst = median(got.baseline.map((g) => g.rssFirstMb))
+    const baseLast = median(got.baseline.map((g) => g.rssLastMb))
     delete line.batch
-    return { ...line, ours_rss_first_mb: round(first, 1), ours_rss_last_mb: round(last, 1), ratio: round(last / first, 3), first_batch: c.batch, last_batch: c.batch }
+    return {
+      ...line,
+      ours_rss_first_mb: round(first, 1),
+      ours_rss_last_mb: round(last, 1),
+      ratio: round(last / first, 3),
+      baseline_rss_first_mb: round(baseFirst, 1),
+      baseline_rss_last_mb: round(baseLast, 1),
+      baseline_ratio: round(baseLast / baseFirst, 3),
+      first_batch: c.batch,
+      last_batch: c.batch,
+    }
   }
   if (c.workload === 'idle') {
     const ours = median(got.ours.map((g) => g.tps))

@@ -98,7 +98,7 @@ impl NativeClient {
             }
             let pending = match &self.backend {
                 Backend::Sqlite { pool } => pending_start_sqlite(pool, instance_id).await,
-                Backend::Postgres { pool, schema } => {
+                Backend::Postgres { pool, schema, .. } => {
                     pending_start_postgres(pool, schema, instance_id).await
                 }
             };

@@ -74,8 +74,8 @@ impl Queue {
 pub(crate) struct Guard {
     /// The store below the guard, for the locks it hands back itself.
     next: Arc<dyn Provider>,
-    /// The pool and schema of a Postgres store, for the guard's own queries.
-    postgres: Option<(sqlx::PgPool, String)>,
+    /// The store's handle, for the guard's own queries.
+    backend: Backend,
     orch_gate: FetchGate,
     work_gate: FetchGate,
     locks: LockTracker,
@@ -101,7 +101,7 @@ impl Guard {
         let binding = &options.binding;
         let guard = Arc::new(Self {
             next: next.clone(),
-            postgres: backend.postgres(),
+            backend: backend.clone(),
             orch_gate: FetchGate::new(binding.max_concurrent_orchestration_fetches),
             work_gate: FetchGate::new(binding.max_concurrent_work_fetches),
             locks: LockTracker::default(),
@@ -133,9 +133,15 @@ impl Guard {
     /// a slow database cannot hold up the start).
     pub(crate) async fn started(self: &Arc<Self>, sink: EventSink, watchdog_interval_ms: u64) {
         self.events.connect(sink);
-        if let Some((pool, schema)) = self.postgres.clone() {
-            let check = pg::warn_other_schemas_once(pool, schema);
-            let _ = tokio::time::timeout(Duration::from_secs(2), check).await;
+        if let Some((pool, schema)) = self.backend.first_schema_check() {
+            let check = pg::warn_other_schemas(pool, schema);
+            if !matches!(
+                tokio::time::timeout(Duration::from_secs(2), check).await,
+                Ok(true)
+            ) {
+                // Let a later runtime try again: this one could not look.
+                self.backend.schema_check_failed();
+            }
         }
         if watchdog_interval_ms > 0 {
             let dog = watchdog::Watchdog::start(self, Duration::from_millis(watchdog_interval_ms));

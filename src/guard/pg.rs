@@ -8,9 +8,6 @@
 //!   schema, so equal instance ids in two schemas serialize each other's
 //!   fetches and acks.
 
-use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock};
-
 use sqlx::PgPool;
 
 use super::Queue;
@@ -67,26 +64,16 @@ pub(crate) async fn other_schemas(pool: &PgPool, schema: &str) -> Result<Vec<Str
     .await
 }
 
-/// Schemas (per database) already warned about in this process.
-fn warned() -> &'static Mutex<HashSet<String>> {
-    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    WARNED.get_or_init(Default::default)
-}
-
-/// Warns once per process and schema when other duroxide schemas share the
-/// database; several runtimes on one provider would otherwise repeat it.
-pub(crate) async fn warn_other_schemas_once(pool: PgPool, schema: String) {
+/// Warns when other duroxide schemas share the database (once per provider:
+/// see `Backend::first_schema_check`). `false` if it could not look.
+pub(crate) async fn warn_other_schemas(pool: PgPool, schema: String) -> bool {
     let database: String = match sqlx::query_scalar("SELECT current_database()::text")
         .fetch_one(&pool)
         .await
     {
         Ok(d) => d,
-        Err(_) => return,
+        Err(_) => return false,
     };
-    let key = format!("{database}/{schema}");
-    if !warned().lock().expect("warned schemas").insert(key.clone()) {
-        return;
-    }
     match other_schemas(&pool, &schema).await {
         Ok(others) if !others.is_empty() => tracing::warn!(
             target: "duroxide_node::guard",
@@ -100,9 +87,9 @@ pub(crate) async fn warn_other_schemas_once(pool: PgPool, schema: String) {
         ),
         Ok(_) => {}
         Err(e) => {
-            // Let a later runtime try again: this one could not look.
-            warned().lock().expect("warned schemas").remove(&key);
             tracing::debug!(target: "duroxide_node::guard", error = %e, "schema check failed");
+            return false;
         }
     }
+    true
 }

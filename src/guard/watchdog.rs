@@ -30,7 +30,7 @@ impl Watchdog {
     pub(crate) fn start(guard: &Arc<Guard>, interval: Duration) -> Self {
         let cancel = CancellationToken::new();
         let stop = cancel.clone();
-        let postgres = guard.postgres.clone();
+        let postgres = guard.backend.postgres();
         let guard = Arc::downgrade(guard);
         let task = tokio::spawn(async move {
             let mut ticker = tokio::time::interval(interval);

@@ -20,6 +20,7 @@ pub(crate) mod sqlite;
 mod sqlite_retry;
 pub(crate) mod wakeup;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use duroxide::providers::Provider;
@@ -30,8 +31,16 @@ use sqlx::PgPool;
 /// that needs more than the `Provider` trait (the guard's own queries).
 #[derive(Clone)]
 pub(crate) enum Backend {
-    Sqlite { pool: sqlx::SqlitePool },
-    Postgres { pool: PgPool, schema: String },
+    Sqlite {
+        pool: sqlx::SqlitePool,
+    },
+    Postgres {
+        pool: PgPool,
+        schema: String,
+        /// Set by the first runtime that checked the database for other
+        /// duroxide schemas, so the runtimes of one provider warn once.
+        schemas_checked: Arc<AtomicBool>,
+    },
 }
 
 impl Backend {
@@ -39,7 +48,29 @@ impl Backend {
     pub(crate) fn postgres(&self) -> Option<(PgPool, String)> {
         match self {
             Backend::Sqlite { .. } => None,
-            Backend::Postgres { pool, schema } => Some((pool.clone(), schema.clone())),
+            Backend::Postgres { pool, schema, .. } => Some((pool.clone(), schema.clone())),
+        }
+    }
+
+    /// The pool and schema of a Postgres store, the first time it is asked
+    /// for this provider; `None` afterwards and on SQLite.
+    pub(crate) fn first_schema_check(&self) -> Option<(PgPool, String)> {
+        match self {
+            Backend::Postgres {
+                schemas_checked, ..
+            } if !schemas_checked.swap(true, Ordering::Relaxed) => self.postgres(),
+            _ => None,
+        }
+    }
+
+    /// The check `first_schema_check` allowed could not look; the next
+    /// runtime's start may.
+    pub(crate) fn schema_check_failed(&self) {
+        if let Backend::Postgres {
+            schemas_checked, ..
+        } = self
+        {
+            schemas_checked.store(false, Ordering::Relaxed);
         }
     }
 }

@@ -216,6 +216,7 @@ fn stacked(provider: PostgresProvider) -> NativeProvider {
     let backend = Backend::Postgres {
         pool: provider.pool().clone(),
         schema: provider.schema_name().to_string(),
+        schemas_checked: Default::default(),
     };
     let retried = super::pg_retry::with_terminated_retry(Arc::new(provider));
     NativeProvider::with_wakeups(retried, backend)

@@ -267,7 +267,7 @@ pub(crate) fn with_wakeups(
         skip_covered: std::env::var("DUROXIDE_NODE_WAKEUP_LOOKS").as_deref() != Ok("every"),
     });
     let (announce, listening) = match backend {
-        Backend::Postgres { pool, schema } if across_processes => {
+        Backend::Postgres { pool, schema, .. } if across_processes => {
             let (a, l) = listen::start(pool.clone(), schema);
             (Some(a), Some(l))
         }

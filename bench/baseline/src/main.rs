@@ -6,7 +6,8 @@
 //! Usage: `duroxide-bench-baseline '<spec json>'`, where the spec is
 //! `{ workload, store: "sqlite" | "postgres", url, schema?, n, bytes?, runtimes?,
 //!    orchestrationConcurrency, workerConcurrency, pollMs }`.
-//! Timed workloads print `{"ms": <elapsed>}` on stdout. `idle` starts
+//! Timed workloads print `{"ms": <elapsed>}` on stdout; `memory` (hello in
+//! batches of `batch`) prints `{"rssFirstMb", "rssLastMb", "ms"}`. `idle` starts
 //! `runtimes` runtimes, prints `{"ready": true}`, and shuts them down when
 //! stdin closes.
 
@@ -114,15 +115,26 @@ async fn run_timed(
     inputs: Vec<String>,
     expect: impl Fn(&str) -> bool,
 ) -> Result<f64, AnyError> {
+    run_timed_as(client, orchestration, orchestration, inputs, expect).await
+}
+
+/// `run_timed` with instance ids `{prefix}-{i}`.
+async fn run_timed_as(
+    client: &Client,
+    orchestration: &str,
+    prefix: &str,
+    inputs: Vec<String>,
+    expect: impl Fn(&str) -> bool,
+) -> Result<f64, AnyError> {
     let count = inputs.len();
     let t0 = Instant::now();
     for (i, input) in inputs.into_iter().enumerate() {
         client
-            .start_orchestration(format!("{orchestration}-{i}"), orchestration, input)
+            .start_orchestration(format!("{prefix}-{i}"), orchestration, input)
             .await?;
     }
     for i in 0..count {
-        let id = format!("{orchestration}-{i}");
+        let id = format!("{prefix}-{i}");
         match client.wait_for_orchestration(&id, WAIT).await? {
             OrchestrationStatus::Completed { output, .. } if expect(&output) => {}
             other => return Err(format!("{id} ended unexpectedly: {other:?}").into()),
@@ -160,6 +172,40 @@ async fn timed(spec: &Value, store: Arc<dyn Provider>) -> Result<f64, AnyError> 
         }
         other => Err(format!("unknown workload '{other}'").into()),
     }
+}
+
+/// Resident set size in MiB, from /proc.
+fn rss_mb() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0.0);
+    pages * 4096.0 / (1024.0 * 1024.0)
+}
+
+/// `n` hello orchestrations in batches of `batch`: RSS after the first and
+/// after the last batch (bench/ours.js `memory`).
+async fn memory(spec: &Value, store: Arc<dyn Provider>) -> Result<Value, AnyError> {
+    let n = spec["n"].as_u64().ok_or("spec.n missing")?;
+    let batch = spec["batch"].as_u64().ok_or("spec.batch missing")?;
+    let client = Client::new(store);
+    let (mut first, mut ms) = (0.0, 0.0);
+    for b in 0..n.div_ceil(batch) {
+        let inputs = (0..batch)
+            .map(|i| format!("user{}", b * batch + i))
+            .collect();
+        let prefix = format!("mem{b}");
+        ms += run_timed_as(&client, "Hello", &prefix, inputs, |out| {
+            out.starts_with("Hello, user")
+        })
+        .await?;
+        if b == 0 {
+            first = rss_mb();
+        }
+    }
+    Ok(serde_json::json!({ "rssFirstMb": first, "rssLastMb": rss_mb(), "ms": ms }))
 }
 
 async fn idle(spec: &Value, store: Arc<dyn Provider>) -> Result<(), AnyError> {
@@ -200,8 +246,14 @@ async fn main() -> Result<(), AnyError> {
     let (activities, orchestrations) = registries();
     let rt = Runtime::start_with_options(store.clone(), activities, orchestrations, options(&spec))
         .await;
-    let ms = timed(&spec, store).await;
+    let result = if spec["workload"] == "memory" {
+        memory(&spec, store).await
+    } else {
+        timed(&spec, store)
+            .await
+            .map(|ms| serde_json::json!({ "ms": ms }))
+    };
     rt.shutdown(Some(5000)).await;
-    println!("{}", serde_json::json!({ "ms": ms? }));
+    println!("{}", result?);
     Ok(())
 }
