@@ -205,7 +205,8 @@ impl NativeRuntime {
         let options =
             parse_runtime_options(options.as_ref())?.for_store(&provider.kind(), options.as_ref());
         let bridge = Arc::new(Bridge::new(options.binding.orchestration_cache_size));
-        let (guard, stack) = Guard::stack(provider.provider(), provider.backend(), &options);
+        let store = crate::providers::descriptors::with_descriptors(provider.provider());
+        let (guard, stack) = Guard::stack(store, provider.backend(), &options);
         let core = Core {
             guard,
             stack,

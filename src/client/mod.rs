@@ -6,7 +6,7 @@
 //!
 //! The methods are split by topic: this file starts and watches instances;
 //! `kv.rs`, `stats.rs`, `management.rs`, `retention.rs` and `export.rs` add further `impl` blocks.
-//! `bounded.rs` bounds every store call, so a client never hangs on a database
+//! `wait.rs` waits for an instance's end. `bounded.rs` bounds every store call, so a client never hangs on a database
 //! that is down.
 
 mod bounded;
@@ -17,6 +17,9 @@ mod management;
 mod pending;
 mod retention;
 mod stats;
+mod wait;
+
+pub(crate) use wait::within;
 
 pub(crate) use management::HistoryEvent;
 
@@ -143,52 +146,6 @@ impl From<OrchestrationStatus> for InstanceStatus {
     }
 }
 
-/// Status polls of a wait start this far apart and double up to
-/// [`MAX_POLL`], as duroxide's own wait does; an end in this process wakes the
-/// wait at once (`providers/wakeup/ended.rs`).
-const FIRST_POLL: Duration = Duration::from_millis(5);
-const MAX_POLL: Duration = Duration::from_millis(100);
-
-/// Ends a wait at its deadline. duroxide's waits sleep between polls without
-/// cutting the last sleep at the deadline, and each status read may itself
-/// take up to the client's call bound (`bounded.rs`, 10 s) on a slow store, so
-/// a wait could run seconds past the timeout its caller gave.
-pub(crate) async fn within<T>(
-    timeout: Duration,
-    wait: impl std::future::Future<Output = Result<T, duroxide::ClientError>>,
-) -> Result<T, duroxide::ClientError> {
-    tokio::time::timeout(timeout, wait)
-        .await
-        .unwrap_or(Err(duroxide::ClientError::Timeout))
-}
-
-impl NativeClient {
-    /// Reads the status until it is terminal; the caller bounds the time.
-    async fn wait_terminal(
-        &self,
-        instance_id: &str,
-    ) -> Result<OrchestrationStatus, duroxide::ClientError> {
-        let watch = self.endings.watch(instance_id);
-        let mut poll = FIRST_POLL;
-        loop {
-            let ended = watch.notify().notified();
-            tokio::pin!(ended);
-            ended.as_mut().enable();
-            let status = self.inner.get_orchestration_status(instance_id).await?;
-            if matches!(
-                status,
-                OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }
-            ) {
-                return Ok(status);
-            }
-            tokio::select! {
-                _ = ended => {}
-                _ = tokio::time::sleep(poll) => poll = (poll * 2).min(MAX_POLL),
-            }
-        }
-    }
-}
-
 #[napi]
 pub struct NativeClient {
     inner: duroxide::Client,
@@ -275,7 +232,12 @@ impl NativeClient {
         Settled::of(async {
             rules::instance_id("instanceId", &instance_id)?;
             let timeout = rules::millis("timeoutMs", timeout_ms)?;
-            match within(timeout, self.wait_terminal(&instance_id)).await {
+            match within(
+                timeout,
+                wait::terminal(&self.inner, &self.endings, &instance_id),
+            )
+            .await
+            {
                 Ok(status) => Ok(status.into()),
                 Err(duroxide::ClientError::Timeout) => {
                     Err(self.unfinished(&instance_id, timeout_ms).await)

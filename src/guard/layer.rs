@@ -15,6 +15,7 @@ use duroxide::{ErrorDetails, Event, EventKind};
 use super::{Guard, Queue, LOSS_WINDOW};
 use crate::provider_errors::ProviderFault;
 use crate::providers::call_policy::CallPolicy;
+use crate::providers::descriptors;
 use crate::providers::layer::{BoxFut, Layer};
 use crate::providers::wakeup::GIVE_UP;
 use tokio_util::sync::CancellationToken;
@@ -207,10 +208,12 @@ impl Layer for Guard {
         let (next, stats) = (next.clone(), self.stats.clone());
         let (session, tag_filter) = (session.cloned(), tag_filter.clone());
         let (mut tx, rx) = tokio::sync::oneshot::channel();
+        let slot = tokio::task::try_id();
         tokio::spawn(async move {
             let started = Instant::now();
             let fetch =
                 next.fetch_work_item(lock_timeout, poll_timeout, session.as_ref(), &tag_filter);
+            let fetch = descriptors::CALLER.scope(slot, fetch);
             let r = unless_dropped(&mut tx, fetch).await;
             stats.work_fetch.record(started.elapsed());
             drop(permit);

@@ -7,11 +7,15 @@
 //! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
 //!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
 //!
+//! - `descriptors.rs`: a runtime's per-activity history read, answered from
+//!   what its own turn knew.
+//!
 //! A provider's stack, top to bottom: wake-ups, retries, the store. A runtime
-//! adds its guard on top (`guard/`), a client its call deadline
-//! (`client/bounded.rs`).
+//! adds its guard and its descriptors on top (`guard/`), a client its call
+//! deadline (`client/bounded.rs`).
 
 pub(crate) mod call_policy;
+pub(crate) mod descriptors;
 pub(crate) mod layer;
 pub(crate) mod local;
 mod pg_retry;

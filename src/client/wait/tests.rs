@@ -1,0 +1,182 @@
+//! Waits against a real SQLite file, counting the history reads that reach it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use duroxide::providers::sqlite::SqliteProvider;
+use duroxide::providers::{ExecutionMetadata, Provider, ProviderError, WorkItem};
+use duroxide::runtime::OrchestrationStatus;
+use duroxide::{Client, ClientError, Event, EventKind};
+
+use super::{terminal, within};
+use crate::providers::layer::{Layer, Stacked};
+use crate::providers::wakeup::ended::Endings;
+
+const LEASE: Duration = Duration::from_secs(60);
+
+/// Counts history reads.
+#[derive(Default)]
+struct CountReads(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Layer for CountReads {
+    async fn read(
+        &self,
+        next: &Arc<dyn Provider>,
+        instance: &str,
+    ) -> Result<Vec<Event>, ProviderError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        next.read(instance).await
+    }
+}
+
+struct Fixture {
+    store: Arc<dyn Provider>,
+    client: Client,
+    reads: Arc<AtomicUsize>,
+    endings: Arc<Endings>,
+    dir: PathBuf,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A store with `i1` started (not yet run), and a client over a read counter.
+async fn fixture() -> Fixture {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "dxwait-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
+    let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());
+    Client::new(store.clone())
+        .start_orchestration("i1", "Orch", "")
+        .await
+        .unwrap();
+    let counter = CountReads::default();
+    let reads = counter.0.clone();
+    let client = Client::new(Stacked::over(counter, store.clone()));
+    Fixture {
+        store,
+        client,
+        reads,
+        endings: Arc::default(),
+        dir,
+    }
+}
+
+/// One turn of `i1`: fetches what is queued and acks `delta` with `status`.
+async fn turn(
+    store: &Arc<dyn Provider>,
+    delta: Vec<Event>,
+    status: Option<&str>,
+    output: Option<&str>,
+) {
+    let (_, token, _) = store
+        .fetch_orchestration_item(LEASE, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("a message for i1");
+    let metadata = ExecutionMetadata {
+        status: status.map(str::to_string),
+        output: output.map(str::to_string),
+        orchestration_name: Some("Orch".into()),
+        orchestration_version: Some("1.0.0".into()),
+        ..Default::default()
+    };
+    store
+        .ack_orchestration_item(&token, 1, delta, vec![], vec![], metadata, vec![])
+        .await
+        .unwrap();
+}
+
+/// `i1` started and waiting for an external event.
+async fn running(store: &Arc<dyn Provider>) {
+    let started = EventKind::OrchestrationStarted {
+        name: "Orch".into(),
+        version: "1.0.0".into(),
+        input: String::new(),
+        parent_instance: None,
+        parent_id: None,
+        parent_execution_id: None,
+        carry_forward_events: None,
+        initial_custom_status: None,
+    };
+    turn(
+        store,
+        vec![Event::with_event_id(1, "i1", 1, None, started)],
+        None,
+        None,
+    )
+    .await;
+}
+
+async fn wait(f: &Fixture, ms: u64) -> Result<OrchestrationStatus, ClientError> {
+    within(
+        Duration::from_millis(ms),
+        terminal(&f.client, &f.endings, "i1"),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_wait_on_a_running_instance_reads_its_info_row_not_its_history() {
+    let f = fixture().await;
+    running(&f.store).await;
+    assert!(matches!(wait(&f, 300).await, Err(ClientError::Timeout)));
+    assert_eq!(
+        f.reads.load(Ordering::Relaxed),
+        0,
+        "no history read while it runs"
+    );
+
+    f.store
+        .enqueue_for_orchestrator(
+            WorkItem::ExternalRaised {
+                instance: "i1".into(),
+                name: "go".into(),
+                data: String::new(),
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let completed = EventKind::OrchestrationCompleted {
+        output: "\"done\"".into(),
+    };
+    turn(
+        &f.store,
+        vec![Event::with_event_id(2, "i1", 1, None, completed)],
+        Some("Completed"),
+        Some("\"done\""),
+    )
+    .await;
+    match wait(&f, 5000).await.unwrap() {
+        OrchestrationStatus::Completed { output, .. } => assert_eq!(output, "\"done\""),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        f.reads.load(Ordering::Relaxed),
+        1,
+        "one history read, for the result"
+    );
+}
+
+#[tokio::test]
+async fn a_wait_on_an_instance_not_started_yet_reads_the_history() {
+    let f = fixture().await;
+    assert!(matches!(wait(&f, 100).await, Err(ClientError::Timeout)));
+    assert!(
+        f.reads.load(Ordering::Relaxed) >= 1,
+        "no info row yet: the status is read"
+    );
+}

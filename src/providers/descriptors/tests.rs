@@ -1,0 +1,235 @@
+//! The descriptor read against a real SQLite file: which reads this layer
+//! answers and which reach the store (counted by a layer below it).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use duroxide::providers::sqlite::SqliteProvider;
+use duroxide::providers::{ExecutionMetadata, Provider, ProviderError, TagFilter, WorkItem};
+use duroxide::{Client, Event, EventKind};
+
+use super::{with_descriptors, CALLER};
+use crate::providers::layer::{Layer, Stacked};
+
+const LEASE: Duration = Duration::from_secs(60);
+
+/// Counts the reads that reach the store.
+#[derive(Default)]
+struct CountReads(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Layer for CountReads {
+    async fn read(
+        &self,
+        next: &Arc<dyn Provider>,
+        instance: &str,
+    ) -> Result<Vec<Event>, ProviderError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        next.read(instance).await
+    }
+}
+
+struct Fixture {
+    stack: Arc<dyn Provider>,
+    store: Arc<dyn Provider>,
+    store_reads: Arc<AtomicUsize>,
+    dir: PathBuf,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A store with instance `i1` started, under a read counter and the layer.
+async fn fixture() -> Fixture {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "dxdesc-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
+    let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());
+    Client::new(store.clone())
+        .start_orchestration("i1", "Orch", "a large input")
+        .await
+        .unwrap();
+    let counter = CountReads::default();
+    let store_reads = counter.0.clone();
+    let counted = Stacked::over(counter, store.clone());
+    Fixture {
+        stack: with_descriptors(counted),
+        store,
+        store_reads,
+        dir,
+    }
+}
+
+fn activity(id: u64) -> WorkItem {
+    WorkItem::ActivityExecute {
+        instance: "i1".into(),
+        execution_id: 1,
+        id,
+        name: "A".into(),
+        input: String::new(),
+        session_id: None,
+        tag: None,
+    }
+}
+
+/// The first turn of `i1`, through `through`: starts the execution and
+/// schedules activity 2.
+async fn first_turn(through: &Arc<dyn Provider>) {
+    let (item, token, _) = through
+        .fetch_orchestration_item(LEASE, Duration::ZERO, None)
+        .await
+        .unwrap()
+        .expect("the start of i1");
+    assert!(item.history.is_empty());
+    let started = EventKind::OrchestrationStarted {
+        name: "Orch".into(),
+        version: "2.1.0".into(),
+        input: "a large input".into(),
+        parent_instance: None,
+        parent_id: None,
+        parent_execution_id: None,
+        carry_forward_events: None,
+        initial_custom_status: None,
+    };
+    let scheduled = EventKind::ActivityScheduled {
+        name: "A".into(),
+        input: String::new(),
+        session_id: None,
+        tag: None,
+    };
+    let metadata = ExecutionMetadata {
+        orchestration_name: Some("Orch".into()),
+        orchestration_version: Some("2.1.0".into()),
+        ..Default::default()
+    };
+    through
+        .ack_orchestration_item(
+            &token,
+            1,
+            vec![
+                Event::with_event_id(1, "i1", 1, None, started),
+                Event::with_event_id(2, "i1", 1, None, scheduled),
+            ],
+            vec![activity(2)],
+            vec![],
+            metadata,
+            vec![],
+        )
+        .await
+        .unwrap();
+}
+
+async fn fetch_activity(through: &Arc<dyn Provider>) -> WorkItem {
+    let (item, _, _) = through
+        .fetch_work_item(LEASE, Duration::ZERO, None, &TagFilter::Any)
+        .await
+        .unwrap()
+        .expect("activity 2");
+    item
+}
+
+fn descriptor(history: &[Event]) -> Option<(String, String, String)> {
+    history.iter().rev().find_map(|e| match &e.kind {
+        EventKind::OrchestrationStarted {
+            name,
+            version,
+            input,
+            ..
+        } => Some((name.clone(), version.clone(), input.clone())),
+        _ => None,
+    })
+}
+
+/// Runs `f` on a task of its own, as duroxide runs each worker slot (the
+/// test's own future is not a task).
+async fn on_a_task<T: Send + 'static>(
+    f: impl std::future::Future<Output = T> + Send + 'static,
+) -> T {
+    tokio::spawn(f).await.unwrap()
+}
+
+#[tokio::test]
+async fn the_slot_that_fetched_an_activity_of_this_runtime_reads_its_descriptor_without_the_store()
+{
+    let f = fixture().await;
+    first_turn(&f.stack).await;
+    let stack = f.stack.clone();
+    let (item, history, again) = on_a_task(async move {
+        let item = fetch_activity(&stack).await;
+        let history = stack.read("i1").await.unwrap();
+        let again = stack.read("i1").await.unwrap();
+        (item, history, again)
+    })
+    .await;
+    assert_eq!(item, activity(2));
+    assert_eq!(history.len(), 1, "only the OrchestrationStarted event");
+    assert_eq!(
+        descriptor(&history),
+        Some(("Orch".into(), "2.1.0".into(), String::new())),
+        "name and version, without the input"
+    );
+    assert_eq!(again.len(), 2, "a second read is the store's whole history");
+    assert_eq!(descriptor(&again).unwrap().2, "a large input");
+    assert_eq!(
+        f.store_reads.load(Ordering::Relaxed),
+        1,
+        "only the second read"
+    );
+}
+
+#[tokio::test]
+async fn a_read_on_another_task_goes_to_the_store() {
+    let f = fixture().await;
+    first_turn(&f.stack).await;
+    let stack = f.stack.clone();
+    on_a_task(async move { fetch_activity(&stack).await }).await;
+    let stack = f.stack.clone();
+    let history = on_a_task(async move { stack.read("i1").await.unwrap() }).await;
+    assert_eq!(history.len(), 2);
+    assert_eq!(f.store_reads.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test]
+async fn an_activity_another_runtime_scheduled_is_read_from_the_store() {
+    let f = fixture().await;
+    // The turn runs on the store directly: this layer never saw it.
+    first_turn(&f.store).await;
+    let stack = f.stack.clone();
+    let history = on_a_task(async move {
+        fetch_activity(&stack).await;
+        stack.read("i1").await.unwrap()
+    })
+    .await;
+    assert_eq!(history.len(), 2);
+    assert_eq!(f.store_reads.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test]
+async fn a_fetch_run_on_the_guards_task_counts_for_the_slot_named_in_caller() {
+    let f = fixture().await;
+    first_turn(&f.stack).await;
+    let stack = f.stack.clone();
+    let history = on_a_task(async move {
+        // The guard runs the fetch on a task of its own, naming the slot.
+        let slot = tokio::task::try_id();
+        let fetching = stack.clone();
+        tokio::spawn(CALLER.scope(slot, async move { fetch_activity(&fetching).await }))
+            .await
+            .unwrap();
+        stack.read("i1").await.unwrap()
+    })
+    .await;
+    assert_eq!(history.len(), 1);
+    assert_eq!(f.store_reads.load(Ordering::Relaxed), 0);
+}
