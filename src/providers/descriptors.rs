@@ -106,12 +106,12 @@ pub(crate) fn with_descriptors(next: Arc<dyn Provider>) -> Arc<dyn Provider> {
     Stacked::over(Descriptors::default(), next)
 }
 
-/// The last `OrchestrationStarted` of `events`, without what the descriptor
+/// The `OrchestrationStarted` of `events` (one execution's history or a
+/// turn's delta: at most one, first when there), without what the descriptor
 /// does not need (the input, carried-forward events).
 fn started_of(events: &[Event]) -> Option<Arc<Event>> {
     let mut event = events
         .iter()
-        .rev()
         .find(|e| matches!(e.kind, EventKind::OrchestrationStarted { .. }))?
         .clone();
     if let EventKind::OrchestrationStarted {
