@@ -43,3 +43,23 @@ test('a hung test fails the run after the test timeout instead of stalling it', 
   assert.equal(run.status, 1, run.stdout + run.stderr)
   assert.match(run.stdout, /cancelled 1|timed out|test timed out/i)
 })
+
+test('the tests that failed are named again at the end of the run, with their files', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dx-runner-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'mixed.test.js')
+  fs.writeFileSync(file, [
+    "const test = require('node:test')",
+    "test('passes', () => {})",
+    "test.describe('a suite', () => { test('fails inside', () => { throw new Error('boom') }) })",
+    '',
+  ].join('\n'))
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env
+  const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'test.js'), file], { env, encoding: 'utf8', timeout: 120000 })
+  assert.equal(run.status, 1, run.stdout + run.stderr)
+  const summary = run.stderr.slice(run.stderr.indexOf('scripts/test.js: 2 failed'))
+  assert.match(summary, /^scripts\/test\.js: 2 failed/, run.stderr)
+  assert.match(summary, /not ok: fails inside \(.*mixed\.test\.js:3:\d+\)/)
+  assert.match(summary, /not ok: a suite \(.*mixed\.test\.js:3:\d+\)/)
+  assert.doesNotMatch(summary, /passes/)
+})

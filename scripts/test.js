@@ -13,7 +13,14 @@
 // processes). A test that hangs fails after TEST_TIMEOUT_MS instead of
 // stalling CI: --test-force-exit ends a file once its tests are over, since a
 // timed-out test may leave a runtime or child process holding the event loop.
+//
+// The names (and locations) of the tests that failed are repeated at the end
+// of the run, from a second TAP reporter writing to a temporary file: a CI
+// log that shows only the tail of 575 tests still says which one failed.
+// Output on a terminal is the spec reporter's, elsewhere TAP (Node 23+
+// defaults to spec everywhere; naming the reporter keeps CI logs alike).
 const { spawnSync } = require('node:child_process')
+const os = require('node:os')
 const fs = require('node:fs')
 const path = require('node:path')
 
@@ -67,12 +74,58 @@ function main(argv) {
     if (!fs.existsSync(path.resolve(root, f))) throw new Error(`scripts/test.js: no test file ${f}`)
   }
   process.stderr.write(`scripts/test.js: ${files.length} file(s) on Node ${process.version}\n`)
-  const args = ['--test', '--test-concurrency=1', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-force-exit', ...files]
-  const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
-  if (run.error) throw run.error
-  return run.status ?? 1
+  const tap = path.join(os.tmpdir(), `duroxide-node-test-${process.pid}.tap`)
+  const args = [
+    '--test',
+    '--test-concurrency=1',
+    `--test-timeout=${TEST_TIMEOUT_MS}`,
+    '--test-force-exit',
+    `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tap}`,
+    ...files,
+  ]
+  try {
+    const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+    if (run.error) throw run.error
+    const failures = new Failures()
+    if (fs.existsSync(tap)) for (const line of fs.readFileSync(tap, 'utf8').split('\n')) failures.read(line)
+    process.stderr.write(failures.summary())
+    return run.status ?? 1
+  } finally {
+    fs.rmSync(tap, { force: true })
+  }
+}
+
+/**
+ * Collects the failed tests of a TAP stream: each `not ok` line, with the
+ * `location` of its YAML block when it has one. A failed subtest also fails
+ * the suites around it; those are listed too, indented by depth.
+ */
+class Failures {
+  #found = []
+  #last = null
+
+  read(line) {
+    const failed = /^(\s*)not ok \d+ - (.*)$/.exec(line)
+    if (failed) {
+      this.#last = { depth: failed[1].length / 4, name: failed[2], location: null }
+      this.#found.push(this.#last)
+      return
+    }
+    const location = /^\s*location: '(.*)'$/.exec(line)
+    if (location && this.#last && this.#last.location === null) this.#last.location = location[1]
+    else if (/^\s*(ok|not ok) \d+ /.test(line)) this.#last = null
+  }
+
+  summary() {
+    if (this.#found.length === 0) return ''
+    const lines = this.#found.map((f) => `${'  '.repeat(f.depth + 1)}not ok: ${f.name}${f.location ? ` (${path.relative(root, f.location)})` : ''}`)
+    return `scripts/test.js: ${this.#found.length} failed (suites listed with their failing tests):\n${lines.join('\n')}\n`
+  }
 }
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2))
 
-module.exports = { QUICK, listTests }
+module.exports = { QUICK, listTests, Failures }
