@@ -6,13 +6,12 @@
 //! - `pg_retry.rs`, `sqlite_retry.rs`: the retry layer each store gets.
 //! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
 //!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
-//!
 //! - `descriptors.rs`: a runtime's per-activity history read, answered from
 //!   what its own turn knew.
 //!
 //! A provider's stack, top to bottom: wake-ups, retries, the store. A runtime
-//! adds its guard and its descriptors on top (`guard/`), a client its call
-//! deadline (`client/bounded.rs`).
+//! adds its descriptors layer and, on top of that, its guard (`guard/`); a
+//! client adds its call deadline (`client/bounded.rs`).
 
 pub(crate) mod call_policy;
 pub(crate) mod descriptors;
