@@ -1,18 +1,15 @@
 //! The guard's lock hygiene against a real SQLite file. Postgres behaviour is
 //! covered end to end by `__test__/guard.*.test.js`.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use duroxide::providers::instrumented::InstrumentedProvider;
-use duroxide::providers::sqlite::SqliteProvider;
 use duroxide::providers::Provider;
-use duroxide::Client;
 
 use super::Guard;
 use crate::options::{parse_runtime_options, ParsedOptions};
+use crate::providers::scratch::{self, Scratch};
 use crate::providers::Backend;
 
 const LEASE: Duration = Duration::from_secs(60);
@@ -26,17 +23,6 @@ fn options() -> ParsedOptions {
     .unwrap()
 }
 
-/// A SQLite file of its own, removed when dropped. (duroxide's in-memory
-/// store is one shared-cache database, whose table locks would make tests
-/// running in parallel fail each other's calls.)
-struct TempDb(PathBuf);
-
-impl Drop for TempDb {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The guard needs a pool only on Postgres.
 fn sqlite_backend() -> Backend {
     Backend::Sqlite {
@@ -45,21 +31,9 @@ fn sqlite_backend() -> Backend {
 }
 
 /// A store with one pending orchestration start, `i1`.
-async fn store_with_one_start() -> (Arc<dyn Provider>, TempDb) {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dxguard-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
-    let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());
-    Client::new(store.clone())
-        .start_orchestration("i1", "Orch", "")
-        .await
-        .unwrap();
-    (store, TempDb(dir))
+async fn store_with_one_start() -> (Arc<dyn Provider>, Scratch) {
+    let scratch = scratch::one_start("dxguard", "").await;
+    (scratch.store.clone(), scratch)
 }
 
 /// A fetch straight from the store; a busy SQLite file (the guard's own

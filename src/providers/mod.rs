@@ -19,6 +19,8 @@ pub(crate) mod layer;
 pub(crate) mod local;
 mod pg_retry;
 pub(crate) mod postgres;
+#[cfg(test)]
+pub(crate) mod scratch;
 pub(crate) mod sqlite;
 mod sqlite_retry;
 pub(crate) mod wakeup;

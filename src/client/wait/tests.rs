@@ -1,76 +1,38 @@
 //! Waits against a real SQLite file, counting the history reads that reach it.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use duroxide::providers::sqlite::SqliteProvider;
-use duroxide::providers::{ExecutionMetadata, Provider, ProviderError, WorkItem};
+use duroxide::providers::{ExecutionMetadata, Provider, WorkItem};
 use duroxide::runtime::OrchestrationStatus;
 use duroxide::{Client, ClientError, Event, EventKind};
 
 use super::{terminal, within};
-use crate::providers::layer::{Layer, Stacked};
+use crate::providers::scratch::{self, Scratch};
 use crate::providers::wakeup::ended::Endings;
 
 const LEASE: Duration = Duration::from_secs(60);
 
-/// Counts history reads.
-#[derive(Default)]
-struct CountReads(Arc<AtomicUsize>);
-
-#[async_trait]
-impl Layer for CountReads {
-    async fn read(
-        &self,
-        next: &Arc<dyn Provider>,
-        instance: &str,
-    ) -> Result<Vec<Event>, ProviderError> {
-        self.0.fetch_add(1, Ordering::Relaxed);
-        next.read(instance).await
-    }
-}
-
 struct Fixture {
     store: Arc<dyn Provider>,
+    /// A client over a read counter over the store.
     client: Client,
     reads: Arc<AtomicUsize>,
     endings: Arc<Endings>,
-    dir: PathBuf,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    _scratch: Scratch,
 }
 
 /// A store with `i1` started (not yet run), and a client over a read counter.
 async fn fixture() -> Fixture {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dxwait-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
-    let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());
-    Client::new(store.clone())
-        .start_orchestration("i1", "Orch", "")
-        .await
-        .unwrap();
-    let counter = CountReads::default();
-    let reads = counter.0.clone();
-    let client = Client::new(Stacked::over(counter, store.clone()));
+    let scratch = scratch::one_start("dxwait", "").await;
+    let (counted, reads) = scratch::counting_reads(scratch.store.clone());
     Fixture {
-        store,
-        client,
+        store: scratch.store.clone(),
+        client: Client::new(counted),
         reads,
         endings: Arc::default(),
-        dir,
+        _scratch: scratch,
     }
 }
 
@@ -101,16 +63,7 @@ async fn turn(
 
 /// `i1` started and waiting for an external event.
 async fn running(store: &Arc<dyn Provider>) {
-    let started = EventKind::OrchestrationStarted {
-        name: "Orch".into(),
-        version: "1.0.0".into(),
-        input: String::new(),
-        parent_instance: None,
-        parent_id: None,
-        parent_execution_id: None,
-        carry_forward_events: None,
-        initial_custom_status: None,
-    };
+    let started = scratch::started("1.0.0", "");
     turn(
         store,
         vec![Event::with_event_id(1, "i1", 1, None, started)],

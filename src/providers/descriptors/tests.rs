@@ -1,73 +1,35 @@
 //! The descriptor read against a real SQLite file: which reads this layer
 //! answers and which reach the store (counted by a layer below it).
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use duroxide::providers::sqlite::SqliteProvider;
-use duroxide::providers::{ExecutionMetadata, Provider, ProviderError, TagFilter, WorkItem};
-use duroxide::{Client, Event, EventKind};
+use duroxide::providers::{ExecutionMetadata, Provider, TagFilter, WorkItem};
+use duroxide::{Event, EventKind};
 
 use super::{with_descriptors, CALLER};
-use crate::providers::layer::{Layer, Stacked};
+use crate::providers::scratch::{self, Scratch};
 
 const LEASE: Duration = Duration::from_secs(60);
 
-/// Counts the reads that reach the store.
-#[derive(Default)]
-struct CountReads(Arc<AtomicUsize>);
-
-#[async_trait]
-impl Layer for CountReads {
-    async fn read(
-        &self,
-        next: &Arc<dyn Provider>,
-        instance: &str,
-    ) -> Result<Vec<Event>, ProviderError> {
-        self.0.fetch_add(1, Ordering::Relaxed);
-        next.read(instance).await
-    }
-}
-
 struct Fixture {
+    /// The layer over a read counter over the store.
     stack: Arc<dyn Provider>,
     store: Arc<dyn Provider>,
     store_reads: Arc<AtomicUsize>,
-    dir: PathBuf,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    _scratch: Scratch,
 }
 
 /// A store with instance `i1` started, under a read counter and the layer.
 async fn fixture() -> Fixture {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dxdesc-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
-    let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());
-    Client::new(store.clone())
-        .start_orchestration("i1", "Orch", "a large input")
-        .await
-        .unwrap();
-    let counter = CountReads::default();
-    let store_reads = counter.0.clone();
-    let counted = Stacked::over(counter, store.clone());
+    let scratch = scratch::one_start("dxdesc", "a large input").await;
+    let (counted, store_reads) = scratch::counting_reads(scratch.store.clone());
     Fixture {
         stack: with_descriptors(counted),
-        store,
+        store: scratch.store.clone(),
         store_reads,
-        dir,
+        _scratch: scratch,
     }
 }
 
@@ -92,16 +54,7 @@ async fn first_turn(through: &Arc<dyn Provider>) {
         .unwrap()
         .expect("the start of i1");
     assert!(item.history.is_empty());
-    let started = EventKind::OrchestrationStarted {
-        name: "Orch".into(),
-        version: "2.1.0".into(),
-        input: "a large input".into(),
-        parent_instance: None,
-        parent_id: None,
-        parent_execution_id: None,
-        carry_forward_events: None,
-        initial_custom_status: None,
-    };
+    let started = scratch::started("2.1.0", "a large input");
     let scheduled = EventKind::ActivityScheduled {
         name: "A".into(),
         input: String::new(),

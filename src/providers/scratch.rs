@@ -1,0 +1,81 @@
+//! Unit-test fixtures for layers of the stack: a SQLite file of their own
+//! with one instance started, and a layer that counts the history reads
+//! reaching the store. (duroxide's in-memory store is one shared-cache
+//! database, whose table locks would make tests running in parallel fail
+//! each other's calls.)
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use duroxide::providers::sqlite::SqliteProvider;
+use duroxide::providers::{Provider, ProviderError};
+use duroxide::{Client, Event, EventKind};
+
+use super::layer::{Layer, Stacked};
+
+/// A store on a SQLite file of its own, removed when dropped.
+pub(crate) struct Scratch {
+    pub(crate) store: Arc<dyn Provider>,
+    dir: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A fresh store with orchestration `Orch` started as instance `i1` (not run).
+pub(crate) async fn one_start(prefix: &str, input: &str) -> Scratch {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
+    let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());
+    Client::new(store.clone())
+        .start_orchestration("i1", "Orch", input)
+        .await
+        .unwrap();
+    Scratch { store, dir }
+}
+
+/// `OrchestrationStarted` of `Orch` at `version` with `input`.
+pub(crate) fn started(version: &str, input: &str) -> EventKind {
+    EventKind::OrchestrationStarted {
+        name: "Orch".into(),
+        version: version.into(),
+        input: input.into(),
+        parent_instance: None,
+        parent_id: None,
+        parent_execution_id: None,
+        carry_forward_events: None,
+        initial_custom_status: None,
+    }
+}
+
+/// Counts the history reads (`Provider::read`) that reach the layer below.
+struct CountReads(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Layer for CountReads {
+    async fn read(
+        &self,
+        next: &Arc<dyn Provider>,
+        instance: &str,
+    ) -> Result<Vec<Event>, ProviderError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        next.read(instance).await
+    }
+}
+
+/// `store` under a read counter, and the count.
+pub(crate) fn counting_reads(store: Arc<dyn Provider>) -> (Arc<dyn Provider>, Arc<AtomicUsize>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    (Stacked::over(CountReads(count.clone()), store), count)
+}
