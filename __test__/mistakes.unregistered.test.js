@@ -11,23 +11,30 @@ const { Client } = require('..')
 // Short backoff, so the same message is fetched again within the test.
 const OPTIONS = { unregisteredBackoff: { baseDelayMs: 20, maxDelayMs: 50 }, maxAttempts: 1000 }
 
+/** A runtime on a fresh store with `register`'s handlers, the 'unregistered' events it emits, and a client. */
+async function watched(t, open, register) {
+  const store = await open(t)
+  const events = []
+  const rt = await startRuntime(
+    t,
+    store.provider,
+    (r) => {
+      r.on('unregistered', (e) => events.push(e))
+      register(r)
+    },
+    OPTIONS,
+  )
+  return { rt, events, client: new Client(store.provider) }
+}
+
 for (const [backend, open] of backends) {
   describe(`unregistered names (${backend})`, () => {
     test('an unregistered activity emits one event per name and degrades health; the instance stays Running', async (t) => {
-      const store = await open(t)
-      const events = []
-      const rt = await startRuntime(
-        t,
-        store.provider,
-        (r) => {
-          r.on('unregistered', (e) => events.push(e))
-          r.registerOrchestration('CallsMissing', function* (ctx) {
-            return yield ctx.scheduleActivity('ChargeCrad', null)
-          })
-        },
-        OPTIONS,
-      )
-      const client = new Client(store.provider)
+      const { rt, events, client } = await watched(t, open, (r) => {
+        r.registerOrchestration('CallsMissing', function* (ctx) {
+          return yield ctx.scheduleActivity('ChargeCrad', null)
+        })
+      })
       assert.equal(rt.health().status, 'ok')
       const a = uniqueName('a')
       const b = uniqueName('b')
@@ -56,23 +63,14 @@ for (const [backend, open] of backends) {
     // Regression: duroxide runs these as activities of its own ('__duroxide_syscall:...'),
     // which are in no registration yet always handled; they made every app degraded.
     test("ctx.newGuid(), ctx.utcNow() and getValueFromInstance are not unregistered names", async (t) => {
-      const store = await open(t)
-      const events = []
-      const rt = await startRuntime(
-        t,
-        store.provider,
-        (r) => {
-          r.on('unregistered', (e) => events.push(e))
-          r.registerOrchestration('UsesSyscalls', function* (ctx) {
-            const guid = yield ctx.newGuid()
-            const now = yield ctx.utcNow()
-            const missing = yield ctx.getValueFromInstance('nobody', 'k')
-            return { guid: typeof guid, now: typeof now, missing }
-          })
-        },
-        OPTIONS,
-      )
-      const client = new Client(store.provider)
+      const { rt, events, client } = await watched(t, open, (r) => {
+        r.registerOrchestration('UsesSyscalls', function* (ctx) {
+          const guid = yield ctx.newGuid()
+          const now = yield ctx.utcNow()
+          const missing = yield ctx.getValueFromInstance('nobody', 'k')
+          return { guid: typeof guid, now: typeof now, missing }
+        })
+      })
       const id = uniqueName('s')
       await client.startOrchestration(id, 'UsesSyscalls', null)
       const s = await client.waitForOrchestration(id, 30000)
@@ -83,20 +81,11 @@ for (const [backend, open] of backends) {
     })
 
     test('an unregistered orchestration emits the event with kind orchestration', async (t) => {
-      const store = await open(t)
-      const events = []
-      const rt = await startRuntime(
-        t,
-        store.provider,
-        (r) => {
-          r.on('unregistered', (e) => events.push(e))
-          r.registerOrchestration('Known', function* () {
-            return 1
-          })
-        },
-        OPTIONS,
-      )
-      const client = new Client(store.provider)
+      const { rt, events, client } = await watched(t, open, (r) => {
+        r.registerOrchestration('Known', function* () {
+          return 1
+        })
+      })
       const id = uniqueName('o')
       await client.startOrchestration(id, 'Unknwon', null)
       await eventually(() => events.length > 0, { what: 'the unregistered event' })
