@@ -25,13 +25,15 @@ const RUNTIMES = FLEET.processes * FLEET.runtimes
 
 /**
  * Samples, until stopped, how many sessions are inside `schema`'s
- * fetch_orchestration_item at once (the sampler's own session excluded), with
+ * orchestration fetch at once (the sampler's own session excluded): the
+ * crate's fetch_orchestration_item or the tail fetch derived from it, with
  * one psql session fed a query per answer. Resolves the largest count seen and
  * the number of samples.
  */
 function fetchesInFlight(schema) {
   const sql = `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() ` +
-    `AND query LIKE 'SELECT * FROM ${schema}.fetch_orchestration_item(%';\n`
+    `AND (query LIKE 'SELECT * FROM ${schema}.fetch_orchestration_item(%' ` +
+    `OR query LIKE '%FROM "${schema}".duroxide_node_fetch_tail_%');\n`
   const psql = spawn('psql', [DATABASE_URL, '-At', '-v', 'ON_ERROR_STOP=1'], { stdio: ['pipe', 'pipe', 'inherit'] })
   let max = 0
   let samples = 0

@@ -6,15 +6,19 @@
 //! - `pg_retry.rs`, `sqlite_retry.rs`: the retry layer each store gets.
 //! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
 //!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
+//! - `history_tail.rs`: Postgres orchestration fetches that read only the
+//!   history this process does not hold, under the retry layer.
 //! - `descriptors.rs`: a runtime's per-activity history read, answered from
 //!   what its own turn knew.
 //!
-//! A provider's stack, top to bottom: wake-ups, retries, the store. A runtime
+//! A provider's stack, top to bottom: wake-ups, retries, (Postgres) tail
+//! fetches, the store. A runtime
 //! adds its descriptors layer and, on top of that, its guard (`guard/`); a
 //! client adds its call deadline (`client/bounded.rs`).
 
 pub(crate) mod call_policy;
 pub(crate) mod descriptors;
+mod history_tail;
 pub(crate) mod layer;
 pub(crate) mod local;
 mod pg_retry;

@@ -212,13 +212,23 @@ async fn explain_pool_timeout(
 }
 
 /// The store under its retry layer, with its pool and schema captured.
-fn stacked(provider: PostgresProvider) -> NativeProvider {
+/// With `migrations: 'verifyOnly'` the schema is not ours to change, so
+/// fetches stay the crate's whole-history ones.
+async fn stacked(provider: PostgresProvider, may_install: bool) -> NativeProvider {
+    let pool = provider.pool().clone();
+    let schema = provider.schema_name().to_string();
+    let store: Arc<dyn duroxide::providers::Provider> = Arc::new(provider);
+    let store = if may_install {
+        super::history_tail::over(store, &pool, &schema).await
+    } else {
+        store
+    };
     let backend = Backend::Postgres {
-        pool: provider.pool().clone(),
-        schema: provider.schema_name().to_string(),
+        pool,
+        schema,
         schemas_checked: Default::default(),
     };
-    let retried = super::pg_retry::with_terminated_retry(Arc::new(provider));
+    let retried = super::pg_retry::with_terminated_retry(store);
     NativeProvider::with_wakeups(retried, backend)
 }
 
@@ -274,7 +284,8 @@ pub(crate) async fn connect_postgres(
         }
         Err(e) => return Err(provider_error(&what, e)),
     };
-    Ok(stacked(provider))
+    let may_install = options.migrations.as_deref() != Some("verifyOnly");
+    Ok(stacked(provider, may_install).await)
 }
 
 /// duroxide-pg's URL pool size: `DUROXIDE_PG_POOL_MAX`, else 10.
@@ -344,7 +355,7 @@ pub(crate) async fn connect_postgres_entra(
         .map_err(|e| {
             provider_error(&format!("cannot connect to {host}:{port} with Entra ID"), e)
         })?;
-    Ok(stacked(provider))
+    Ok(stacked(provider, true).await)
 }
 
 #[cfg(test)]
