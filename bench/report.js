@@ -22,6 +22,7 @@ function label(r) {
 }
 
 function row(r) {
+  if (r.error) return `| ${label(r)} | ${r.store} | failed: ${r.error} | | | |`
   if (r.workload === 'idle') return `| ${label(r)} | ${r.store} | ${r.baseline_tps} | ${r.ours_tps} | ${r.ratio} | |`
   const perStep = r.workload === 'chain' ? `${r.baseline_step_ms} ms / ${r.ours_step_ms} ms` : ''
   return `| ${label(r)} | ${r.store} | ${secs(r.baseline_ms)} | ${secs(r.ours_ms)} | ${r.ratio} | ${perStep} |`
@@ -29,8 +30,8 @@ function row(r) {
 
 /** `results`: the JSON lines of one run; `run`: describeRun() of bench/run.js. */
 function markdown(results, run) {
-  const timed = results.filter((r) => r.workload !== 'memory')
-  const memory = results.filter((r) => r.workload === 'memory')
+  const timed = results.filter((r) => r.workload !== 'memory' || r.error)
+  const memory = results.filter((r) => r.workload === 'memory' && !r.error)
   const out = [
     `Measured ${run.date} on ${run.machine}; ${run.software}; ${run.build}.`,
     `${run.repeat === 1 ? 'All numbers are from one run' : `All numbers are medians of ${run.repeat} runs`} of \`npm run bench${run.quick ? ' -- --quick' : ''}\`, ` +

@@ -243,7 +243,18 @@ async function main() {
     for (let i = 0; i < cases.length; i++) {
       const c = cases[i]
       log(`${c.workload} on ${c.store} ${JSON.stringify(c)}`)
-      const line = resultLine(c, await pair(c, i, args.repeat, pg))
+      let line
+      try {
+        line = resultLine(c, await pair(c, i, args.repeat, pg))
+      } catch (err) {
+        // One side crashing (the crate's SQLite store once failed an
+        // orchestration with "database is locked") costs its row, not the
+        // rows already measured; the run still exits non-zero.
+        log(`${err && err.stack ? err.stack : err}`)
+        const { workload, store, ...params } = c
+        line = { workload, store, ...params, error: String(err && err.message ? err.message : err).split('\n')[0] }
+        process.exitCode = 1
+      }
       results.push(line)
       emit(line)
     }
