@@ -36,7 +36,8 @@ pub(crate) mod ended;
 mod listen;
 mod signal;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -87,9 +88,9 @@ impl Wakeups {
     }
 
     /// A wake-up from this process or another; `reach` says who can take
-    /// what it announced.
-    pub(crate) fn wake(&self, queue: Queue, reach: Reach) {
-        self.signal(queue).wake(reach);
+    /// what it announced, `announced` how many items, when known.
+    pub(crate) fn wake(&self, queue: Queue, reach: Reach, announced: Option<u64>) {
+        self.signal(queue).wake(reach, announced);
     }
 
     /// A message of `queue` becomes visible at epoch ms `at_ms`.
@@ -100,13 +101,15 @@ impl Wakeups {
     /// Runs `fetch` (a store fetch that does not wait) until it finds
     /// something, `poll_timeout` passed, or the caller gave up. `who` names
     /// what the fetch can take (its arguments), for skipping covered looks.
+    /// What it found comes with the queue's wake-up generation from before
+    /// the look that found it.
     async fn long_poll<T, F, Fut>(
         &self,
         queue: Queue,
         who: &Fetcher<'_>,
         poll_timeout: Duration,
         fetch: F,
-    ) -> Result<Option<T>, ProviderError>
+    ) -> Result<Option<(T, u64)>, ProviderError>
     where
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Result<Option<T>, ProviderError>>,
@@ -114,7 +117,7 @@ impl Wakeups {
         let end = Instant::now() + poll_timeout;
         let give_up = GIVE_UP.try_with(CancellationToken::clone).ok();
         let signal = self.signal(queue);
-        let mut look = Look::Always;
+        let mut look = Look::First;
         loop {
             // Before registering: a passed due time wakes every waiter, this
             // one included, and this look already counts as one after it.
@@ -123,9 +126,11 @@ impl Wakeups {
             let woken = signal.notify.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
+            let generation = signal.generation();
             match signal.look(look, who, &fetch).await {
                 Ok(None) => {}
-                other => return other,
+                Ok(Some(found)) => return Ok(Some((found, generation))),
+                Err(e) => return Err(e),
             }
             let now = Instant::now();
             if now >= end {
@@ -176,7 +181,14 @@ pub(crate) struct Wakeup {
     announce: Option<listen::Announcer>,
     /// Postgres: hears other processes, from the first fetch on.
     listening: Option<listen::Listening>,
+    /// Turns in flight: lock token -> the orchestrator queue's wake-up
+    /// generation before the fetch that locked the instance.
+    turns: Mutex<HashMap<String, u64>>,
 }
+
+/// Turns in flight remembered; past this all are forgotten, and their acks
+/// wake the orchestrator queue as if something had arrived meanwhile.
+const MAX_TURNS: usize = 4096;
 
 impl Wakeup {
     fn fetching(&self) {
@@ -185,8 +197,8 @@ impl Wakeup {
         }
     }
 
-    fn wake(&self, queue: Queue, reach: Reach) {
-        self.shared.wake(queue, reach);
+    fn wake(&self, queue: Queue, reach: Reach, announced: Option<u64>) {
+        self.shared.wake(queue, reach, announced);
         if let Some(a) = &self.announce {
             a.announce(queue, None);
         }
@@ -197,7 +209,7 @@ impl Wakeup {
         match delay {
             Some(d) if !d.is_zero() => self.due_in(queue, d),
             // The item is unknown here: it may be a session's.
-            _ => self.wake(queue, Reach::Owned),
+            _ => self.wake(queue, Reach::Owned, None),
         }
     }
 
@@ -220,8 +232,16 @@ impl Wakeup {
                 self.due(Queue::Orchestrator, *fire_at_ms)
             }
             (_, Some(d)) if !d.is_zero() => self.due_in(Queue::Orchestrator, d),
-            _ => self.wake(Queue::Orchestrator, Reach::Any),
+            _ => self.wake(Queue::Orchestrator, Reach::Any, Some(1)),
         }
+    }
+
+    /// Whether the orchestrator queue was woken since the fetch of the turn
+    /// holding `lock_token` (and forgets the turn). Unknown turns count as
+    /// woken.
+    fn woken_during_turn(&self, lock_token: &str) -> bool {
+        let fetched_at = self.turns.lock().expect("turns").remove(lock_token);
+        fetched_at.is_none_or(|g| self.shared.orchestrator.generation() > g)
     }
 }
 
@@ -279,6 +299,7 @@ pub(crate) fn with_wakeups(
             endings,
             announce,
             listening,
+            turns: Mutex::default(),
         },
         next,
     )
@@ -299,11 +320,20 @@ impl Layer for Wakeup {
             filter: &filter_key,
             owner: "",
         };
-        self.shared
+        let fetched = self
+            .shared
             .long_poll(Queue::Orchestrator, &who, poll_timeout, || {
                 next.fetch_orchestration_item(lock_timeout, Duration::ZERO, filter)
             })
-            .await
+            .await?;
+        Ok(fetched.map(|(item, generation)| {
+            let mut turns = self.turns.lock().expect("turns");
+            if turns.len() >= MAX_TURNS {
+                turns.clear();
+            }
+            turns.insert(item.1.clone(), generation);
+            item
+        }))
     }
 
     async fn fetch_work_item(
@@ -328,11 +358,13 @@ impl Layer for Wakeup {
             filter: &filter_key,
             owner: session.map_or("", |s| &s.owner_id),
         };
-        self.shared
+        let fetched = self
+            .shared
             .long_poll(Queue::Worker, &who, poll_timeout, || {
                 next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter)
             })
-            .await
+            .await?;
+        Ok(fetched.map(|(item, _)| item))
     }
 
     async fn ack_orchestration_item(
@@ -346,20 +378,24 @@ impl Layer for Wakeup {
         metadata: ExecutionMetadata,
         cancelled_activities: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
-        let work = (!worker_items.is_empty()).then(|| reach_of(&worker_items));
+        let work = (!worker_items.is_empty())
+            .then(|| (reach_of(&worker_items), worker_items.len() as u64));
         let ends = match metadata.status.as_deref() {
             Some("Completed" | "Failed" | "ContinuedAsNew") => {
                 history_delta.first().map(|e| e.instance_id.clone())
             }
             _ => None,
         };
+        let now = epoch_ms_now();
         let timers: Vec<u64> = orchestrator_items
             .iter()
             .filter_map(|i| match i {
-                WorkItem::TimerFired { fire_at_ms, .. } => Some(*fire_at_ms),
+                WorkItem::TimerFired { fire_at_ms, .. } if *fire_at_ms > now => Some(*fire_at_ms),
                 _ => None,
             })
             .collect();
+        let visible = (orchestrator_items.len() - timers.len()) as u64;
+        let woken = self.woken_during_turn(lock_token);
         next.ack_orchestration_item(
             lock_token,
             execution_id,
@@ -370,14 +406,17 @@ impl Layer for Wakeup {
             cancelled_activities,
         )
         .await?;
-        if let Some(reach) = work {
-            self.wake(Queue::Worker, reach);
+        if let Some((reach, count)) = work {
+            self.wake(Queue::Worker, reach, Some(count));
         }
-        // Always: releasing the instance's lock makes messages that arrived
-        // during the turn fetchable.
-        self.wake(Queue::Orchestrator, Reach::Any);
-        let now = epoch_ms_now();
-        if let Some(at) = timers.into_iter().filter(|t| *t > now).min() {
+        if woken {
+            // Releasing the instance's lock makes fetchable what arrived for
+            // it during the turn: its wake-up found the instance locked.
+            self.wake(Queue::Orchestrator, Reach::Any, None);
+        } else if visible > 0 {
+            self.wake(Queue::Orchestrator, Reach::Any, Some(visible));
+        }
+        if let Some(at) = timers.into_iter().min() {
             self.due(Queue::Orchestrator, at);
         }
         if let Some(instance) = ends {
@@ -395,7 +434,7 @@ impl Layer for Wakeup {
         let completes = completion.is_some();
         next.ack_work_item(token, completion).await?;
         if completes {
-            self.wake(Queue::Orchestrator, Reach::Any);
+            self.wake(Queue::Orchestrator, Reach::Any, Some(1));
         }
         Ok(())
     }
@@ -419,7 +458,7 @@ impl Layer for Wakeup {
     ) -> Result<(), ProviderError> {
         let reach = reach_of(std::slice::from_ref(&item));
         next.enqueue_for_worker(item).await?;
-        self.wake(Queue::Worker, reach);
+        self.wake(Queue::Worker, reach, Some(1));
         Ok(())
     }
 
@@ -430,6 +469,7 @@ impl Layer for Wakeup {
         delay: Option<Duration>,
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
+        self.turns.lock().expect("turns").remove(lock_token);
         next.abandon_orchestration_item(lock_token, delay, ignore_attempt)
             .await?;
         self.abandoned(Queue::Orchestrator, delay);

@@ -72,10 +72,10 @@ impl Pending {
     fn apply(&self, wakeups: &Wakeups) {
         // A notification does not say whose items it announces.
         if self.orchestrator {
-            wakeups.wake(Queue::Orchestrator, Reach::Owned);
+            wakeups.wake(Queue::Orchestrator, Reach::Owned, None);
         }
         if self.worker {
-            wakeups.wake(Queue::Worker, Reach::Owned);
+            wakeups.wake(Queue::Worker, Reach::Owned, None);
         }
         if let Some(at) = self.orchestrator_due {
             wakeups.due_at_epoch_ms(Queue::Orchestrator, at);
@@ -297,13 +297,13 @@ async fn listen(
                 // The connection was lost and is re-established by the next
                 // call: whatever was announced meanwhile is unknown, so look.
                 Ok(None) => {
-                    wakeups.wake(Queue::Orchestrator, Reach::Owned);
-                    wakeups.wake(Queue::Worker, Reach::Owned);
+                    wakeups.wake(Queue::Orchestrator, Reach::Owned, None);
+                    wakeups.wake(Queue::Worker, Reach::Owned, None);
                 }
                 Err(e) => {
                     tracing::debug!(target: "duroxide_node::wakeup", error = %e, "LISTEN connection lost");
-                    wakeups.wake(Queue::Orchestrator, Reach::Owned);
-                    wakeups.wake(Queue::Worker, Reach::Owned);
+                    wakeups.wake(Queue::Orchestrator, Reach::Owned, None);
+                    wakeups.wake(Queue::Worker, Reach::Owned, None);
                     drop(wakeups);
                     tokio::select! {
                         _ = stop.cancelled() => return,

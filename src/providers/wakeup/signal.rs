@@ -22,6 +22,21 @@
 //! with the same filter, by any owner, began at or after the current
 //! generation, and one of its own owner began at or after the latest
 //! wake-up of the second kind.
+//!
+//! Wake-ups from this process's own calls also say how many items they
+//! announced (an ack's activities, a completion, a start). While every
+//! wake-up since the latest empty look said so, looks that found something
+//! count those items off, and once all are found the remaining woken looks
+//! and the looks of slots coming back from work are covered too: without
+//! that, each item cost a look that finds nothing after the one that takes
+//! it, and each slot's return another (three store calls per step of a
+//! chain where one does). This holds only while one filter looks at the
+//! queue: with several, an item counted off by one filter's look may be
+//! another filter's. An item that became visible unannounced (a lock that
+//! expired in a crashed process, another process's enqueue whose
+//! notification is still on its way) can be counted off in place of an
+//! announced one; that one then waits for the next wake-up or the fallback
+//! tick, which costs latency, never work.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -39,9 +54,13 @@ const MAX_OWNERS: usize = 256;
 /// Why a waiter looks at the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Look {
-    /// The first look of a fetch, or one for a time: always runs.
+    /// A look for a time (the fallback tick, a due time): always runs.
     Always,
-    /// After a wake-up: skipped if covered by empty looks since.
+    /// The first look of a fetch (a slot back from work, or a new one):
+    /// skipped if covered, without waiting for woken looks.
+    First,
+    /// After a wake-up: skipped if covered by empty looks since; woken
+    /// looks take turns.
     IfNew,
 }
 
@@ -76,11 +95,20 @@ struct Looks {
     owned: u64,
     by_filter: HashMap<String, Empty>,
     by_owner: HashMap<(String, String), Empty>,
+    /// Items announced since the latest empty look at the current
+    /// generation that no look has found yet; `None` once a wake-up since
+    /// did not say how many, or before the first empty look.
+    unfound: Option<u64>,
 }
 
 impl Looks {
-    /// Whether empty looks since the latest wake-ups cover `who`.
+    /// Whether empty looks since the latest wake-ups cover `who`, or every
+    /// item announced since was found.
     fn covered(&self, who: &Fetcher<'_>) -> bool {
+        self.empty_since(who) || self.all_found(who)
+    }
+
+    fn empty_since(&self, who: &Fetcher<'_>) -> bool {
         let Some(any) = self.by_filter.get(who.filter) else {
             return false;
         };
@@ -93,10 +121,46 @@ impl Looks {
         any.generation >= self.generation && own.generation >= self.owned
     }
 
+    /// Every announced item was found, `who`'s filter is the only one that
+    /// looks (see the module doc), and `who`'s owner found nothing since the
+    /// latest wake-up of an item that may be one owner's.
+    fn all_found(&self, who: &Fetcher<'_>) -> bool {
+        let own_empty = || {
+            self.by_owner
+                .get(&(who.filter.to_string(), who.owner.to_string()))
+                .is_some_and(|own| own.generation >= self.owned)
+        };
+        self.unfound == Some(0)
+            && self.by_filter.len() == 1
+            && self.by_filter.contains_key(who.filter)
+            && own_empty()
+    }
+
+    fn woken(&mut self, reach: Reach, announced: Option<u64>) {
+        self.generation += 1;
+        if reach == Reach::Owned {
+            self.owned = self.generation;
+        }
+        self.unfound = match (reach, announced, self.unfound) {
+            (Reach::Any, Some(n), Some(u)) => Some(u + n),
+            _ => None,
+        };
+    }
+
+    fn found(&mut self) {
+        self.unfound = self.unfound.map(|u| u.saturating_sub(1));
+    }
+
     fn found_nothing(&mut self, who: &Fetcher<'_>, look: Empty) {
         if self.by_owner.len() >= MAX_OWNERS {
             self.by_owner.clear();
             self.by_filter.clear();
+            self.unfound = None;
+        }
+        // Nothing this filter can take was left when the look began, and no
+        // wake-up came since: nothing announced is left unfound.
+        if look.generation == self.generation {
+            self.unfound = Some(0);
         }
         let later = |e: &mut Empty| {
             if look.generation >= e.generation {
@@ -123,14 +187,16 @@ pub(super) struct Signal {
 }
 
 impl Signal {
-    pub(super) fn wake(&self, reach: Reach) {
-        let mut looks = self.looks.lock().expect("looks");
-        looks.generation += 1;
-        if reach == Reach::Owned {
-            looks.owned = looks.generation;
-        }
-        drop(looks);
+    /// `announced`: how many items the wake-up is for, when known.
+    pub(super) fn wake(&self, reach: Reach, announced: Option<u64>) {
+        self.looks.lock().expect("looks").woken(reach, announced);
         self.notify.notify_waiters();
+    }
+
+    /// Counts wake-ups: one later than a turn's fetch means messages may
+    /// have arrived for its instance while it was locked.
+    pub(super) fn generation(&self) -> u64 {
+        self.looks.lock().expect("looks").generation
     }
 
     /// Runs `fetch` unless `look` allows skipping it and empty looks since
@@ -146,20 +212,24 @@ impl Signal {
         Fut: std::future::Future<Output = Result<Option<T>, ProviderError>>,
     {
         let _turn = match look {
-            Look::Always => None,
+            Look::Always | Look::First => None,
             Look::IfNew => Some(self.turn.lock().await),
         };
         let generation = {
             let looks = self.looks.lock().expect("looks");
-            if look == Look::IfNew && looks.covered(who) {
+            if look != Look::Always && looks.covered(who) {
                 return Ok(None);
             }
             looks.generation
         };
         let r = fetch().await;
-        if let Ok(None) = r {
-            let empty = Empty { generation };
-            self.looks.lock().expect("looks").found_nothing(who, empty);
+        match &r {
+            Ok(None) => {
+                let empty = Empty { generation };
+                self.looks.lock().expect("looks").found_nothing(who, empty);
+            }
+            Ok(Some(_)) => self.looks.lock().expect("looks").found(),
+            Err(_) => {}
         }
         r
     }
@@ -189,7 +259,7 @@ impl Signal {
         }
         drop(due);
         if passed {
-            self.wake(Reach::Owned);
+            self.wake(Reach::Owned, None);
         }
     }
 
@@ -230,7 +300,7 @@ mod tests {
         let signal = Signal::default();
         let calls = AtomicUsize::new(0);
         let f = who("f", "");
-        signal.wake(Reach::Any);
+        signal.wake(Reach::Any, None);
         assert_eq!(
             looks(&signal, Look::IfNew, &f, &calls).await,
             1,
@@ -243,7 +313,7 @@ mod tests {
                 "covered looks are skipped"
             );
         }
-        signal.wake(Reach::Any);
+        signal.wake(Reach::Any, None);
         assert_eq!(
             looks(&signal, Look::IfNew, &f, &calls).await,
             1,
@@ -271,7 +341,7 @@ mod tests {
     #[tokio::test]
     async fn a_look_that_found_something_covers_nothing() {
         let signal = Signal::default();
-        signal.wake(Reach::Any);
+        signal.wake(Reach::Any, None);
         let found = || std::future::ready(Ok::<_, ProviderError>(Some(())));
         let r = signal.look(Look::IfNew, &who("f", ""), &found).await;
         assert!(r.unwrap().is_some());
@@ -292,7 +362,7 @@ mod tests {
         looks(&signal, Look::Always, &a, &calls).await;
         looks(&signal, Look::Always, &b, &calls).await;
 
-        signal.wake(Reach::Any);
+        signal.wake(Reach::Any, None);
         assert_eq!(looks(&signal, Look::IfNew, &a, &calls).await, 1);
         assert_eq!(
             looks(&signal, Look::IfNew, &b, &calls).await,
@@ -300,7 +370,7 @@ mod tests {
             "an item outside sessions that slot a did not find is not there for slot b"
         );
 
-        signal.wake(Reach::Owned);
+        signal.wake(Reach::Owned, None);
         assert_eq!(looks(&signal, Look::IfNew, &a, &calls).await, 1);
         assert_eq!(
             looks(&signal, Look::IfNew, &b, &calls).await,
@@ -308,7 +378,7 @@ mod tests {
             "a session item may be slot b's alone"
         );
 
-        signal.wake(Reach::Any);
+        signal.wake(Reach::Any, None);
         assert_eq!(looks(&signal, Look::IfNew, &a, &calls).await, 1);
         assert_eq!(
             looks(&signal, Look::IfNew, &b, &calls).await,
@@ -350,5 +420,89 @@ mod tests {
             assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 1);
             assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 0);
         }
+    }
+
+    /// A store fetch that finds an item and counts its calls.
+    fn finding(
+        calls: &AtomicUsize,
+    ) -> impl Fn() -> std::future::Ready<Result<Option<()>, ProviderError>> + '_ {
+        move || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            std::future::ready(Ok(Some(())))
+        }
+    }
+
+    async fn finds(signal: &Signal, look: Look, w: &Fetcher<'_>, calls: &AtomicUsize) -> usize {
+        let before = calls.load(Ordering::SeqCst);
+        signal.look(look, w, &finding(calls)).await.unwrap();
+        calls.load(Ordering::SeqCst) - before
+    }
+
+    #[tokio::test]
+    async fn once_every_counted_item_is_found_woken_and_returning_looks_are_skipped() {
+        let signal = Signal::default();
+        let calls = AtomicUsize::new(0);
+        let (a, b) = (who("f", "slot-a"), who("f", "slot-b"));
+        // Nothing is known before the first empty look: a slot back from
+        // work looks (a backlog from before the process started).
+        assert_eq!(finds(&signal, Look::First, &a, &calls).await, 1);
+        assert_eq!(finds(&signal, Look::First, &a, &calls).await, 1);
+        assert_eq!(looks(&signal, Look::First, &a, &calls).await, 1);
+        assert_eq!(looks(&signal, Look::First, &b, &calls).await, 1);
+
+        signal.wake(Reach::Any, Some(2));
+        assert_eq!(finds(&signal, Look::IfNew, &a, &calls).await, 1);
+        assert_eq!(
+            finds(&signal, Look::IfNew, &b, &calls).await,
+            1,
+            "one of the two announced items is still unfound"
+        );
+        signal.wake(Reach::Any, Some(1));
+        assert_eq!(finds(&signal, Look::IfNew, &a, &calls).await, 1);
+        for (look, w) in [(Look::IfNew, &b), (Look::First, &a), (Look::First, &b)] {
+            assert_eq!(
+                looks(&signal, look, w, &calls).await,
+                0,
+                "all three announced items were found"
+            );
+        }
+        assert_eq!(
+            looks(&signal, Look::First, &who("f", "slot-c"), &calls).await,
+            1,
+            "an owner that never found nothing may have session items waiting"
+        );
+        assert_eq!(
+            looks(&signal, Look::Always, &a, &calls).await,
+            1,
+            "a look for a time still runs"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_uncounted_wake_up_or_a_second_filter_ends_skipping_by_count() {
+        let signal = Signal::default();
+        let calls = AtomicUsize::new(0);
+        let f = who("f", "");
+        assert_eq!(looks(&signal, Look::First, &f, &calls).await, 1);
+        signal.wake(Reach::Any, Some(1));
+        signal.wake(Reach::Owned, None);
+        assert_eq!(finds(&signal, Look::IfNew, &f, &calls).await, 1);
+        assert_eq!(
+            looks(&signal, Look::First, &f, &calls).await,
+            1,
+            "another process's notification does not say how many"
+        );
+
+        signal.wake(Reach::Any, Some(1));
+        assert_eq!(finds(&signal, Look::IfNew, &f, &calls).await, 1);
+        assert_eq!(looks(&signal, Look::First, &f, &calls).await, 0);
+        assert_eq!(looks(&signal, Look::Always, &who("g", ""), &calls).await, 1);
+        signal.wake(Reach::Any, Some(1));
+        assert_eq!(finds(&signal, Look::IfNew, &f, &calls).await, 1);
+        assert_eq!(
+            looks(&signal, Look::First, &f, &calls).await,
+            1,
+            "with two filters an item found by one may be the other's"
+        );
     }
 }

@@ -143,13 +143,15 @@ async fn woken_worker_slots_do_not_each_look_at_the_store() {
         matches!(status, Ok(duroxide::OrchestrationStatus::Completed { .. })),
         "{status:?}"
     );
-    // Each step wakes all 8 slots; without skipping that is at least 8
-    // looks per step (measured: 9 keyed by session owner, 12 with every
-    // woken slot looking at once, SQLite busy retries included). With it: the look that takes the item, one that finds
-    // nothing, and the first look of the slot that ran the previous step
-    // (and a fallback tick now and then).
+    // Each step wakes all 8 slots. Skipping looks covered by an empty look
+    // since the wake-up left three store fetches per step (measured 2.7;
+    // 9 keyed by session owner, 12 with every woken slot looking at once):
+    // the look that takes the item, one that finds nothing, and the first
+    // look of the slot back from the previous step. Counting the announced
+    // items off as they are found leaves the one that takes it (measured:
+    // exactly 20), plus a fallback tick now and then.
     assert!(
-        looks <= STEPS * 5,
+        looks <= STEPS + STEPS / 4,
         "{looks} worker fetches reached the store for {STEPS} steps"
     );
 }
