@@ -280,12 +280,23 @@ pub(crate) fn with_wakeups(
         .and_then(|v| v.parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map_or(FALLBACK, Duration::from_millis);
+    let skip_covered = std::env::var("DUROXIDE_NODE_WAKEUP_LOOKS").as_deref() != Ok("every");
     let shared = Arc::new(Wakeups {
         orchestrator: Signal::default(),
         worker: Signal::default(),
         fallback,
-        skip_covered: std::env::var("DUROXIDE_NODE_WAKEUP_LOOKS").as_deref() != Ok("every"),
+        skip_covered,
     });
+    stacked(next, backend, endings, shared, across_processes)
+}
+
+fn stacked(
+    next: Arc<dyn Provider>,
+    backend: &Backend,
+    endings: Arc<ended::Endings>,
+    shared: Arc<Wakeups>,
+    across_processes: bool,
+) -> Arc<dyn Provider> {
     let (announce, listening) = match backend {
         Backend::Postgres { pool, schema, .. } if across_processes => {
             let (a, l) = listen::start(pool.clone(), schema);

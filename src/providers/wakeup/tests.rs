@@ -12,7 +12,7 @@ use duroxide::runtime::registry::ActivityRegistry;
 use duroxide::runtime::{Runtime, RuntimeOptions};
 use duroxide::{ActivityContext, Client, OrchestrationContext, OrchestrationRegistry};
 
-use super::{ended, with_wakeups};
+use super::{ended, stacked, with_wakeups, Wakeups};
 use crate::providers::layer::{Layer, Stacked};
 use crate::providers::Backend;
 
@@ -153,6 +153,116 @@ async fn woken_worker_slots_do_not_each_look_at_the_store() {
     assert!(
         looks <= STEPS + STEPS / 4,
         "{looks} worker fetches reached the store for {STEPS} steps"
+    );
+}
+
+/// Holds the first orchestration ack until the test lets it go, so a
+/// message can arrive while the turn holds the instance's lock.
+struct HoldFirstAck {
+    entered: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    release: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+}
+
+#[async_trait]
+impl Layer for HoldFirstAck {
+    #[allow(clippy::too_many_arguments)]
+    async fn ack_orchestration_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_token: &str,
+        execution_id: u64,
+        history_delta: Vec<duroxide::Event>,
+        worker_items: Vec<WorkItem>,
+        orchestrator_items: Vec<WorkItem>,
+        metadata: duroxide::providers::ExecutionMetadata,
+        cancelled_activities: Vec<duroxide::providers::ScheduledActivityIdentifier>,
+    ) -> Result<(), ProviderError> {
+        let entered = self.entered.lock().unwrap().take();
+        if let Some(entered) = entered {
+            let _ = entered.send(());
+            if let Some(release) = self.release.lock().await.take() {
+                let _ = release.await;
+            }
+        }
+        next.ack_orchestration_item(
+            lock_token,
+            execution_id,
+            history_delta,
+            worker_items,
+            orchestrator_items,
+            metadata,
+            cancelled_activities,
+        )
+        .await
+    }
+}
+
+/// An event raised while the turn that waits for it holds the instance's
+/// lock: the woken look finds the instance locked and nothing else, so only
+/// the ack's release of the lock can wake a look that takes the event; the
+/// fallback tick here is far beyond the test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_arrives_during_a_turn_is_taken_when_the_turn_acks() {
+    let dir = std::env::temp_dir().join(format!("dxwakeup-during-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _dir = TempDir(dir.clone());
+    let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
+    let sqlite = SqliteProvider::new(&url, None).await.unwrap();
+    let backend = Backend::Sqlite {
+        pool: sqlite.get_pool().clone(),
+    };
+    let (entered_tx, entered_rx) = tokio::sync::oneshot::channel();
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel();
+    let held = Stacked::over(
+        HoldFirstAck {
+            entered: std::sync::Mutex::new(Some(entered_tx)),
+            release: tokio::sync::Mutex::new(Some(release_rx)),
+        },
+        Arc::new(sqlite),
+    );
+    let held = crate::providers::sqlite_retry::with_busy_retry(held);
+    let shared = Arc::new(Wakeups {
+        orchestrator: Default::default(),
+        worker: Default::default(),
+        fallback: Duration::from_secs(600),
+        skip_covered: true,
+    });
+    let endings = Arc::new(ended::Endings::default());
+    let store = stacked(held, &backend, endings, shared, false);
+    let orchestrations =
+        OrchestrationRegistry::builder()
+            .register(
+                "Await",
+                |ctx: OrchestrationContext, _input: String| async move {
+                    Ok(ctx.schedule_wait("go").await)
+                },
+            )
+            .build();
+    let options = RuntimeOptions {
+        orchestration_concurrency: 2,
+        ..Default::default()
+    };
+    let rt = Runtime::start_with_options(
+        store.clone(),
+        ActivityRegistry::builder().build(),
+        orchestrations,
+        options,
+    )
+    .await;
+    let client = Client::new(store.clone());
+    client.start_orchestration("e1", "Await", "").await.unwrap();
+    entered_rx.await.unwrap();
+    client.raise_event("e1", "go", "went").await.unwrap();
+    // Let the woken looks find the instance locked.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    release_tx.send(()).unwrap();
+    let status = client
+        .wait_for_orchestration("e1", Duration::from_secs(20))
+        .await;
+    rt.shutdown(Some(1000)).await;
+    assert!(
+        matches!(&status, Ok(duroxide::OrchestrationStatus::Completed { output, .. }) if output == "went"),
+        "{status:?}"
     );
 }
 
