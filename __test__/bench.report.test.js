@@ -19,3 +19,20 @@ test('bench report: a failed case is a row naming the failure, next to the measu
   assert.match(out, /\| memory \| sqlite \| failed: baseline memory on sqlite exited with 1: \|/)
   assert.doesNotMatch(out, /NaN|undefined/)
 })
+
+test('bench report: the memory line splits our RSS into the V8 heap and the rest', () => {
+  const out = markdown(
+    [
+      {
+        workload: 'memory', store: 'sqlite', n: 10000, first_batch: 1000, last_batch: 1000,
+        ours_rss_first_mb: 79.3, ours_rss_last_mb: 100, ratio: 1.261,
+        ours_v8_heap_first_mb: 14.2, ours_v8_heap_last_mb: 37.2, ours_outside_v8_ratio: 0.965,
+        baseline_rss_first_mb: 14.1, baseline_rss_last_mb: 14.5, baseline_ratio: 1.028,
+      },
+    ],
+    run,
+  )
+  assert.match(out, /RSS 79\.3 MiB after the first 1,000, 100 MiB after the last 1,000 \(×1\.261\)/)
+  assert.match(out, /the V8 heap \(committed, its young generation included\) was 14\.2 MiB, then 37\.2 MiB; outside it RSS went from 65\.1 to 62\.8 MiB \(×0\.965\)/)
+  assert.doesNotMatch(out, /NaN|undefined/)
+})

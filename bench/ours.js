@@ -12,7 +12,8 @@
 // Timed workloads print {"ms": elapsed} on stdout. `idle` starts `runtimes`
 // runtimes, prints {"ready": true} and shuts them down when stdin closes.
 // `memory` runs `n` hello orchestrations in batches of `batch` and prints the
-// RSS after the first and after the last batch.
+// RSS after the first and after the last batch, and the V8 heap's committed
+// size at both points.
 const { SqliteProvider, PostgresProvider, Runtime, Client } = require('..')
 
 const WAIT_MS = 600000
@@ -87,9 +88,11 @@ function timed(client) {
   }
 }
 
-const rssMb = () => {
+/** RSS and the V8 heap's committed size (young generation included), after a GC. */
+const memoryMb = () => {
   if (global.gc) global.gc()
-  return process.memoryUsage().rss / (1024 * 1024)
+  const m = process.memoryUsage()
+  return { rss: m.rss / (1024 * 1024), v8: m.heapTotal / (1024 * 1024) }
 }
 
 async function memory(client) {
@@ -99,9 +102,10 @@ async function memory(client) {
   for (let b = 0; b < batches; b++) {
     const inputs = Array.from({ length: spec.batch }, (_, i) => `user${b * spec.batch + i}`)
     ms += await runTimed(client, 'Hello', inputs, (out) => out.startsWith('Hello, user'), `mem${b}`)
-    if (b === 0) first = rssMb()
+    if (b === 0) first = memoryMb()
   }
-  return { rssFirstMb: first, rssLastMb: rssMb(), ms }
+  const last = memoryMb()
+  return { rssFirstMb: first.rss, rssLastMb: last.rss, v8FirstMb: first.v8, v8LastMb: last.v8, ms }
 }
 
 async function idle(provider) {

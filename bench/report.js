@@ -29,6 +29,8 @@ function row(r) {
 }
 
 /** `results`: the JSON lines of one run; `run`: describeRun() of bench/run.js. */
+const round1 = (x) => Number(x.toFixed(1))
+
 function markdown(results, run) {
   const timed = results.filter((r) => r.workload !== 'memory' || r.error)
   const memory = results.filter((r) => r.workload === 'memory' && !r.error)
@@ -48,7 +50,11 @@ function markdown(results, run) {
       '',
       `Memory: ${m.n.toLocaleString('en-US')} hello orchestrations through one runtime on ${m.store}: RSS ${m.ours_rss_first_mb} MiB after the first ${m.first_batch.toLocaleString('en-US')}, ` +
         `${m.ours_rss_last_mb} MiB after the last ${m.last_batch.toLocaleString('en-US')} (×${m.ratio}); ` +
-        `the Rust crate on the same workload: ${m.baseline_rss_first_mb} MiB, then ${m.baseline_rss_last_mb} MiB (×${m.baseline_ratio}).`,
+        `the Rust crate on the same workload: ${m.baseline_rss_first_mb} MiB, then ${m.baseline_rss_last_mb} MiB (×${m.baseline_ratio}).` +
+        (m.ours_v8_heap_first_mb === undefined
+          ? ''
+          : ` Of our RSS, the V8 heap (committed, its young generation included) was ${m.ours_v8_heap_first_mb} MiB, then ${m.ours_v8_heap_last_mb} MiB; ` +
+            `outside it RSS went from ${round1(m.ours_rss_first_mb - m.ours_v8_heap_first_mb)} to ${round1(m.ours_rss_last_mb - m.ours_v8_heap_last_mb)} MiB (×${m.ours_outside_v8_ratio}).`),
     )
   }
   return out.join('\n') + '\n'

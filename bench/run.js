@@ -172,12 +172,20 @@ function resultLine(c, got) {
     const last = median(got.ours.map((g) => g.rssLastMb))
     const baseFirst = median(got.baseline.map((g) => g.rssFirstMb))
     const baseLast = median(got.baseline.map((g) => g.rssLastMb))
+    // V8 sizes its young generation up under allocation (up to 2 × 16 MiB
+    // semi-spaces on Node 20) and keeps it: RSS outside the V8 heap is what
+    // the rest of the process (the native module, the stores) holds.
+    const v8First = median(got.ours.map((g) => g.v8FirstMb))
+    const v8Last = median(got.ours.map((g) => g.v8LastMb))
     delete line.batch
     return {
       ...line,
       ours_rss_first_mb: round(first, 1),
       ours_rss_last_mb: round(last, 1),
       ratio: round(last / first, 3),
+      ours_v8_heap_first_mb: round(v8First, 1),
+      ours_v8_heap_last_mb: round(v8Last, 1),
+      ours_outside_v8_ratio: round((last - v8Last) / (first - v8First), 3),
       baseline_rss_first_mb: round(baseFirst, 1),
       baseline_rss_last_mb: round(baseLast, 1),
       baseline_ratio: round(baseLast / baseFirst, 3),
