@@ -36,3 +36,21 @@ test('bench report: the memory line splits our RSS into the V8 heap and the rest
   assert.match(out, /the V8 heap \(committed, its young generation included\) was 14\.2 MiB, then 37\.2 MiB; outside it RSS went from 65\.1 to 62\.8 MiB \(×0\.965\)/)
   assert.doesNotMatch(out, /NaN|undefined/)
 })
+
+test('bench report: a baseline that failed leaves our numbers in the row and the memory line', () => {
+  const out = markdown(
+    [
+      { workload: 'chain', store: 'sqlite', n: 100, ours_ms: 255, ours_step_ms: 2.55, baseline_error: 'baseline chain on sqlite exited with 1' },
+      {
+        workload: 'memory', store: 'sqlite', n: 10000, first_batch: 1000, last_batch: 1000,
+        ours_rss_first_mb: 79.3, ours_rss_last_mb: 100, ratio: 1.261,
+        ours_v8_heap_first_mb: 14.2, ours_v8_heap_last_mb: 37.2, ours_outside_v8_ratio: 0.965,
+        baseline_error: 'baseline memory on sqlite exited with 1: database is locked',
+      },
+    ],
+    run,
+  )
+  assert.match(out, /\| chain: 1 orchestration × 100 sequential activities \| sqlite \| failed: baseline chain on sqlite exited with 1 \| 0\.26 s \| \| \|/)
+  assert.match(out, /RSS 79\.3 MiB after the first 1,000, 100 MiB after the last 1,000 \(×1\.261\); the Rust crate on the same workload failed \(baseline memory on sqlite exited with 1: database is locked\)\./)
+  assert.doesNotMatch(out, /NaN|undefined/)
+})

@@ -23,14 +23,18 @@ function label(r) {
 
 function row(r) {
   if (r.error) return `| ${label(r)} | ${r.store} | failed: ${r.error} | | | |`
+  if (r.baseline_error) {
+    const ours = r.workload === 'idle' ? r.ours_tps : secs(r.ours_ms)
+    return `| ${label(r)} | ${r.store} | failed: ${r.baseline_error} | ${ours} | | |`
+  }
   if (r.workload === 'idle') return `| ${label(r)} | ${r.store} | ${r.baseline_tps} | ${r.ours_tps} | ${r.ratio} | |`
   const perStep = r.workload === 'chain' ? `${r.baseline_step_ms} ms / ${r.ours_step_ms} ms` : ''
   return `| ${label(r)} | ${r.store} | ${secs(r.baseline_ms)} | ${secs(r.ours_ms)} | ${r.ratio} | ${perStep} |`
 }
 
-/** `results`: the JSON lines of one run; `run`: describeRun() of bench/run.js. */
 const round1 = (x) => Number(x.toFixed(1))
 
+/** `results`: the JSON lines of one run; `run`: describeRun() of bench/run.js. */
 function markdown(results, run) {
   const timed = results.filter((r) => r.workload !== 'memory' || r.error)
   const memory = results.filter((r) => r.workload === 'memory' && !r.error)
@@ -50,7 +54,9 @@ function markdown(results, run) {
       '',
       `Memory: ${m.n.toLocaleString('en-US')} hello orchestrations through one runtime on ${m.store}: RSS ${m.ours_rss_first_mb} MiB after the first ${m.first_batch.toLocaleString('en-US')}, ` +
         `${m.ours_rss_last_mb} MiB after the last ${m.last_batch.toLocaleString('en-US')} (×${m.ratio}); ` +
-        `the Rust crate on the same workload: ${m.baseline_rss_first_mb} MiB, then ${m.baseline_rss_last_mb} MiB (×${m.baseline_ratio}).` +
+        (m.baseline_error
+          ? `the Rust crate on the same workload failed (${m.baseline_error}).`
+          : `the Rust crate on the same workload: ${m.baseline_rss_first_mb} MiB, then ${m.baseline_rss_last_mb} MiB (×${m.baseline_ratio}).`) +
         (m.ours_v8_heap_first_mb === undefined
           ? ''
           : ` Of our RSS, the V8 heap (committed, its young generation included) was ${m.ours_v8_heap_first_mb} MiB, then ${m.ours_v8_heap_last_mb} MiB; ` +
