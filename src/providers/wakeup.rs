@@ -237,8 +237,8 @@ impl Wakeup {
     }
 
     /// Whether the orchestrator queue was woken since the fetch of the turn
-    /// holding `lock_token` (and forgets the turn). Unknown turns count as
-    /// woken.
+    /// holding `lock_token`, up to now (and forgets the turn). Unknown turns
+    /// count as woken.
     fn woken_during_turn(&self, lock_token: &str) -> bool {
         let fetched_at = self.turns.lock().expect("turns").remove(lock_token);
         fetched_at.is_none_or(|g| self.shared.orchestrator.generation() > g)
@@ -406,17 +406,21 @@ impl Layer for Wakeup {
             })
             .collect();
         let visible = (orchestrator_items.len() - timers.len()) as u64;
+        let acked = next
+            .ack_orchestration_item(
+                lock_token,
+                execution_id,
+                history_delta,
+                worker_items,
+                orchestrator_items,
+                metadata,
+                cancelled_activities,
+            )
+            .await;
+        // After the commit: a message that arrived while the ack was in
+        // flight also found the instance locked.
         let woken = self.woken_during_turn(lock_token);
-        next.ack_orchestration_item(
-            lock_token,
-            execution_id,
-            history_delta,
-            worker_items,
-            orchestrator_items,
-            metadata,
-            cancelled_activities,
-        )
-        .await?;
+        acked?;
         if let Some((reach, count)) = work {
             self.wake(Queue::Worker, reach, Some(count));
         }

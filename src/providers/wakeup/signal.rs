@@ -275,13 +275,14 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    /// A store fetch that finds nothing and counts its calls.
+    /// A store fetch that finds an item (or nothing) and counts its calls.
     fn counting(
         calls: &AtomicUsize,
+        found: bool,
     ) -> impl Fn() -> std::future::Ready<Result<Option<()>, ProviderError>> + '_ {
         move || {
             calls.fetch_add(1, Ordering::SeqCst);
-            std::future::ready(Ok(None))
+            std::future::ready(Ok(found.then_some(())))
         }
     }
 
@@ -289,9 +290,25 @@ mod tests {
         Fetcher { filter, owner }
     }
 
+    /// How many store calls `look` made, its fetch finding nothing.
     async fn looks(signal: &Signal, look: Look, w: &Fetcher<'_>, calls: &AtomicUsize) -> usize {
+        store_calls(signal, look, w, calls, false).await
+    }
+
+    /// How many store calls `look` made, its fetch finding an item.
+    async fn finds(signal: &Signal, look: Look, w: &Fetcher<'_>, calls: &AtomicUsize) -> usize {
+        store_calls(signal, look, w, calls, true).await
+    }
+
+    async fn store_calls(
+        signal: &Signal,
+        look: Look,
+        w: &Fetcher<'_>,
+        calls: &AtomicUsize,
+        found: bool,
+    ) -> usize {
         let before = calls.load(Ordering::SeqCst);
-        signal.look(look, w, &counting(calls)).await.unwrap();
+        signal.look(look, w, &counting(calls, found)).await.unwrap();
         calls.load(Ordering::SeqCst) - before
     }
 
@@ -420,22 +437,6 @@ mod tests {
             assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 1);
             assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 0);
         }
-    }
-
-    /// A store fetch that finds an item and counts its calls.
-    fn finding(
-        calls: &AtomicUsize,
-    ) -> impl Fn() -> std::future::Ready<Result<Option<()>, ProviderError>> + '_ {
-        move || {
-            calls.fetch_add(1, Ordering::SeqCst);
-            std::future::ready(Ok(Some(())))
-        }
-    }
-
-    async fn finds(signal: &Signal, look: Look, w: &Fetcher<'_>, calls: &AtomicUsize) -> usize {
-        let before = calls.load(Ordering::SeqCst);
-        signal.look(look, w, &finding(calls)).await.unwrap();
-        calls.load(Ordering::SeqCst) - before
     }
 
     #[tokio::test]

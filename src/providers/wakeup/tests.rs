@@ -156,15 +156,17 @@ async fn woken_worker_slots_do_not_each_look_at_the_store() {
     );
 }
 
-/// Holds the first orchestration ack until the test lets it go, so a
-/// message can arrive while the turn holds the instance's lock.
-struct HoldFirstAck {
+/// Holds the second orchestration ack in the store call until the test lets
+/// it go, so a message can arrive while the ack is in flight and the turn
+/// still holds the instance's lock.
+struct HoldSecondAck {
+    acks: AtomicUsize,
     entered: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     release: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
 }
 
 #[async_trait]
-impl Layer for HoldFirstAck {
+impl Layer for HoldSecondAck {
     #[allow(clippy::too_many_arguments)]
     async fn ack_orchestration_item(
         &self,
@@ -177,7 +179,11 @@ impl Layer for HoldFirstAck {
         metadata: duroxide::providers::ExecutionMetadata,
         cancelled_activities: Vec<duroxide::providers::ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
-        let entered = self.entered.lock().unwrap().take();
+        let second = self.acks.fetch_add(1, Ordering::SeqCst) == 1;
+        let entered = match second {
+            true => self.entered.lock().unwrap().take(),
+            false => None,
+        };
         if let Some(entered) = entered {
             let _ = entered.send(());
             if let Some(release) = self.release.lock().await.take() {
@@ -197,9 +203,10 @@ impl Layer for HoldFirstAck {
     }
 }
 
-/// An event raised while the turn that waits for it holds the instance's
-/// lock: the woken look finds the instance locked and nothing else, so only
-/// the ack's release of the lock can wake a look that takes the event; the
+/// An event raised while the ack of the turn before it is in flight: the
+/// woken look finds the instance locked and nothing else, so only the ack's
+/// release of the lock can wake a look that takes the event, and the ack
+/// must count the wake-ups up to its commit, not up to its start. The
 /// fallback tick here is far beyond the test.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_that_arrives_during_a_turn_is_taken_when_the_turn_acks() {
@@ -214,7 +221,8 @@ async fn a_message_that_arrives_during_a_turn_is_taken_when_the_turn_acks() {
     let (entered_tx, entered_rx) = tokio::sync::oneshot::channel();
     let (release_tx, release_rx) = tokio::sync::oneshot::channel();
     let held = Stacked::over(
-        HoldFirstAck {
+        HoldSecondAck {
+            acks: AtomicUsize::new(0),
             entered: std::sync::Mutex::new(Some(entered_tx)),
             release: tokio::sync::Mutex::new(Some(release_rx)),
         },
@@ -229,15 +237,16 @@ async fn a_message_that_arrives_during_a_turn_is_taken_when_the_turn_acks() {
     });
     let endings = Arc::new(ended::Endings::default());
     let store = stacked(held, &backend, endings, shared, false);
-    let orchestrations =
-        OrchestrationRegistry::builder()
-            .register(
-                "Await",
-                |ctx: OrchestrationContext, _input: String| async move {
-                    Ok(ctx.schedule_wait("go").await)
-                },
-            )
-            .build();
+    let orchestrations = OrchestrationRegistry::builder()
+        .register(
+            "Await",
+            |ctx: OrchestrationContext, _input: String| async move {
+                let one = ctx.schedule_wait("one").await;
+                let two = ctx.schedule_wait("two").await;
+                Ok(format!("{one} {two}"))
+            },
+        )
+        .build();
     let options = RuntimeOptions {
         orchestration_concurrency: 2,
         ..Default::default()
@@ -251,8 +260,12 @@ async fn a_message_that_arrives_during_a_turn_is_taken_when_the_turn_acks() {
     .await;
     let client = Client::new(store.clone());
     client.start_orchestration("e1", "Await", "").await.unwrap();
+    // The first turn is acked and every slot waits: the turn that takes
+    // "one" is fetched by a look woken by its wake-up.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client.raise_event("e1", "one", "1").await.unwrap();
     entered_rx.await.unwrap();
-    client.raise_event("e1", "go", "went").await.unwrap();
+    client.raise_event("e1", "two", "2").await.unwrap();
     // Let the woken looks find the instance locked.
     tokio::time::sleep(Duration::from_millis(200)).await;
     release_tx.send(()).unwrap();
@@ -261,7 +274,7 @@ async fn a_message_that_arrives_during_a_turn_is_taken_when_the_turn_acks() {
         .await;
     rt.shutdown(Some(1000)).await;
     assert!(
-        matches!(&status, Ok(duroxide::OrchestrationStatus::Completed { output, .. }) if output == "went"),
+        matches!(&status, Ok(duroxide::OrchestrationStatus::Completed { output, .. }) if output == "1 2"),
         "{status:?}"
     );
 }
