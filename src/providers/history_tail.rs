@@ -21,6 +21,9 @@
 //! continue-as-new forgets it. A fetch whose tail does not join the copy (it
 //! was forgotten in the meantime) reads the whole history from the store.
 //! A fetch that fails runs the crate's own fetch, so errors are the crate's.
+//!
+//! The layer also runs the acks that carry the next fetch of the queue they
+//! feed (`ride.rs`): the worker ack's is this tail fetch.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,17 +32,22 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use duroxide::providers::{
-    DispatcherCapabilityFilter, ExecutionMetadata, KvEntry, OrchestrationItem, Provider,
-    ProviderError, ScheduledActivityIdentifier, WorkItem,
+    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderError,
+    ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
 };
 use duroxide::Event;
 use sqlx::PgPool;
 
 use super::layer::{Layer, Stacked};
+use ride::{tags, Tags};
+use row::Row;
 
+mod ride;
+mod row;
 mod sql;
 #[cfg(test)]
 mod tests;
+mod turn_ack;
 
 /// Histories shorter than this are cheap to fetch whole; not kept.
 const MIN_EVENTS: usize = 16;
@@ -73,6 +81,9 @@ struct Histories {
     events: usize,
     /// lock token -> the history handed to that turn.
     in_flight: HashMap<String, Held>,
+    /// lock token -> instance, for every turn that holds a lock this layer
+    /// fetched, until its ack or abandon has run.
+    turning: HashMap<String, String>,
 }
 
 impl Histories {
@@ -103,6 +114,12 @@ impl Histories {
         }
     }
 
+    /// A turn's lock is gone (acked, abandoned or lost).
+    fn ended(&mut self, token: &str) {
+        self.in_flight.remove(token);
+        self.turning.remove(token);
+    }
+
     /// What the fetch tells the store: ids, executions, last event ids, rows.
     fn known(&self) -> (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>) {
         let mut known = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -119,9 +136,29 @@ impl Histories {
 pub(crate) struct HistoryTail {
     pool: PgPool,
     function: String,
-    histories: Mutex<Histories>,
+    /// The worker ack that also fetches the next turn (`ride.rs`), when it
+    /// installed.
+    worker_ride: Option<String>,
+    /// The turn's ack that also fetches a worker item, when it installed.
+    turn_ride: Option<String>,
+    turns: ride::Rides<Range, OrchestrationItem>,
+    work: ride::Rides<Tags, WorkItem>,
+    histories: Arc<Mutex<Histories>>,
     /// Fetches answered with the held copy and a tail.
     tails: AtomicU64,
+    /// Orchestration fetches answered with an item a worker's ack fetched.
+    ridden: AtomicU64,
+    /// Worker fetches answered with an item a turn's ack fetched.
+    ridden_work: AtomicU64,
+}
+
+/// A capability filter's packed version range (`version_range`).
+type Range = (Option<i64>, Option<i64>);
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// `store` with tail fetches when the schema could take the derived
@@ -156,111 +193,73 @@ fn version_range(
     Some((Some(pack(&range.min)), Some(pack(&range.max))))
 }
 
-type Row = (
-    String,
-    String,
-    String,
-    i64,
-    String,
-    String,
-    String,
-    i32,
-    serde_json::Value,
-    i64,
-    Option<i64>,
-);
-
-fn kv_snapshot(value: serde_json::Value) -> Result<HashMap<String, KvEntry>, String> {
-    let entries = value.as_object().ok_or("expected a JSON object")?;
-    entries
-        .iter()
-        .map(|(key, entry)| {
-            let value = entry.get("value").and_then(serde_json::Value::as_str);
-            let at = entry
-                .get("last_updated_at_ms")
-                .and_then(serde_json::Value::as_u64);
-            match (value, at) {
-                (Some(value), Some(at)) => Ok((
-                    key.clone(),
-                    KvEntry {
-                        value: value.to_string(),
-                        last_updated_at_ms: at,
-                    },
-                )),
-                _ => Err(format!(
-                    "entry {key:?}: expected string \"value\" and unsigned \"last_updated_at_ms\""
-                )),
-            }
-        })
-        .collect()
-}
-
 impl HistoryTail {
     async fn install(pool: &PgPool, schema: &str) -> Result<Option<Self>, sqlx::Error> {
-        Ok(sql::install(pool, schema).await?.map(|function| Self {
+        let Some(function) = sql::install(pool, schema).await? else {
+            return Ok(None);
+        };
+        let or_none = |e: sqlx::Error| {
+            tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "could not install an ack that fetches; acks ack only");
+            None
+        };
+        let worker_ride = sql::install_worker_ride(pool, schema, &function)
+            .await
+            .unwrap_or_else(or_none);
+        let turn_ride = sql::install_turn_ride(pool, schema)
+            .await
+            .unwrap_or_else(or_none);
+        Ok(Some(Self {
             pool: pool.clone(),
             function,
-            histories: Mutex::default(),
+            worker_ride,
+            turn_ride,
+            turns: ride::Rides::default(),
+            work: ride::Rides::default(),
+            histories: Arc::default(),
             tails: AtomicU64::new(0),
+            ridden: AtomicU64::new(0),
+            ridden_work: AtomicU64::new(0),
         }))
     }
 
+    /// The tail fetch; with `ack` (a worker's token, instance and
+    /// serialized completion), the ridden fetch that acks it first.
     async fn query(
         &self,
+        ack: Option<(&str, &str, &str)>,
         lock_timeout: Duration,
-        range: (Option<i64>, Option<i64>),
+        range: Range,
     ) -> Result<Option<Row>, sqlx::Error> {
         let known = self.histories.lock().expect("histories").known();
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        sqlx::query_as(&format!(
+        let now_ms = now_ms();
+        let (function, args) = match (ack, &self.worker_ride) {
+            (Some(_), Some(ride)) => (ride, "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"),
+            _ => (&self.function, "$1, $2, $3, $4, $5, $6, $7, $8"),
+        };
+        let sql = format!(
             "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
              out_history::text, out_messages::text, out_lock_token, out_attempt_count, out_kv_snapshot, \
-             out_history_after, out_created_us FROM {}($1, $2, $3, $4, $5, $6, $7, $8)",
-            self.function
-        ))
-        .bind(known.0)
-        .bind(known.1)
-        .bind(known.2)
-        .bind(known.3)
-        .bind(now_ms)
-        .bind(lock_timeout.as_millis() as i64)
-        .bind(range.0)
-        .bind(range.1)
-        .fetch_optional(&self.pool)
-        .await
-    }
-
-    /// The whole history of the fetched execution: the held copy and the
-    /// tail, or the store's when they do not join.
-    async fn whole(
-        &self,
-        next: &Arc<dyn Provider>,
-        instance: &str,
-        execution_id: u64,
-        created_us: Option<i64>,
-        after: u64,
-        tail: Vec<Event>,
-    ) -> Result<Vec<Event>, ProviderError> {
-        if after == 0 {
-            return Ok(tail);
+             out_history_after, out_created_us FROM {function}({args})"
+        );
+        let mut query = sqlx::query_as(&sql);
+        if let (Some((token, instance, completion)), Some(_)) = (ack, &self.worker_ride) {
+            query = query
+                .bind(token)
+                .bind(instance)
+                .bind(completion)
+                .bind(now_ms);
         }
-        let held = self.histories.lock().expect("histories").take(instance);
-        let joins = |h: &Held| {
-            h.execution_id == execution_id
-                && Some(h.created_us) == created_us
-                && h.last_event_id() == after
-                && tail.first().is_none_or(|e| e.event_id == after + 1)
-        };
-        match held {
-            Some(mut held) if joins(&held) => {
-                self.tails.fetch_add(1, Ordering::Relaxed);
-                held.history.extend(tail);
-                Ok(held.history)
-            }
-            _ => next.read_with_execution(instance, execution_id).await,
-        }
+        query
+            .bind(known.0)
+            .bind(known.1)
+            .bind(known.2)
+            .bind(known.3)
+            .bind(now_ms)
+            .bind(lock_timeout.as_millis() as i64)
+            .bind(range.0)
+            .bind(range.1)
+            .fetch_optional(&self.pool)
+            .await
     }
 }
 
@@ -276,7 +275,11 @@ impl Layer for HistoryTail {
         let Some(range) = version_range(filter) else {
             return Ok(None);
         };
-        let row = match self.query(lock_timeout, range).await {
+        if let Some(item) = self.turns.take(&range) {
+            self.ridden.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(item));
+        }
+        let row = match self.query(None, lock_timeout, range).await {
             Ok(row) => row,
             // Nothing was locked: the crate's fetch reports the store's state.
             Err(_) => {
@@ -285,103 +288,15 @@ impl Layer for HistoryTail {
                     .await
             }
         };
-        let Some((
-            instance,
-            name,
-            version,
-            execution_id,
-            history,
-            messages,
-            lock_token,
-            attempts,
-            kv,
-            after,
-            created_us,
-        )) = row
-        else {
+        let asked = ride::Asked {
+            lock_timeout,
+            key: range,
+        };
+        self.turns.fetched(asked, row.is_some());
+        let Some(row) = row else {
             return Ok(None);
         };
-        let execution_id = execution_id as u64;
-        let messages: Vec<WorkItem> = serde_json::from_str(&messages).map_err(|e| {
-            ProviderError::permanent(
-                "fetch_orchestration_item",
-                format!("Failed to deserialize messages: {e}"),
-            )
-        })?;
-        let (history, mut history_error) = match serde_json::from_str::<Vec<Event>>(&history) {
-            Ok(tail) => (
-                self.whole(
-                    next,
-                    &instance,
-                    execution_id,
-                    created_us,
-                    after as u64,
-                    tail,
-                )
-                .await?,
-                None,
-            ),
-            Err(e) => {
-                self.histories.lock().expect("histories").take(&instance);
-                (
-                    Vec::new(),
-                    Some(format!("Failed to deserialize history: {e}")),
-                )
-            }
-        };
-        let kv_snapshot = kv_snapshot(kv).unwrap_or_else(|e| {
-            let e = format!("Failed to deserialize KV snapshot: {e}");
-            history_error = Some(
-                history_error
-                    .take()
-                    .map_or(e.clone(), |h| format!("{h}; {e}")),
-            );
-            HashMap::new()
-        });
-        // The crate drops messages sent to an instance that never started.
-        if history_error.is_none()
-            && name == "Unknown"
-            && history.is_empty()
-            && messages
-                .iter()
-                .all(|m| matches!(m, WorkItem::QueueMessage { .. }))
-        {
-            next.ack_orchestration_item(
-                &lock_token,
-                execution_id,
-                vec![],
-                vec![],
-                vec![],
-                ExecutionMetadata::default(),
-                vec![],
-            )
-            .await?;
-            return Ok(None);
-        }
-        if let (None, Some(created_us)) = (&history_error, created_us) {
-            let mut histories = self.histories.lock().expect("histories");
-            if histories.in_flight.len() >= MAX_IN_FLIGHT {
-                histories.in_flight.clear();
-            }
-            let held = Held {
-                instance: instance.clone(),
-                execution_id,
-                created_us,
-                history: history.clone(),
-            };
-            histories.in_flight.insert(lock_token.clone(), held);
-        }
-        let item = OrchestrationItem {
-            instance,
-            orchestration_name: name,
-            execution_id,
-            version,
-            history,
-            messages,
-            history_error,
-            kv_snapshot,
-        };
-        Ok(Some((item, lock_token, attempts as u32)))
+        self.item(next, row).await
     }
 
     async fn ack_orchestration_item(
@@ -408,19 +323,90 @@ impl Layer for HistoryTail {
                 h.history.extend(history_delta.iter().cloned());
                 h
             });
-        next.ack_orchestration_item(
-            lock_token,
-            execution_id,
-            history_delta,
-            worker_items,
-            orchestrator_items,
-            metadata,
-            cancelled_activities,
-        )
-        .await?;
+        let ridden = match self.work_free(&worker_items) {
+            Some(asked) => {
+                self.ride_turn(
+                    next,
+                    lock_token,
+                    execution_id,
+                    &history_delta,
+                    &worker_items,
+                    &orchestrator_items,
+                    &metadata,
+                    &cancelled_activities,
+                    asked,
+                )
+                .await
+            }
+            None => Ok(false),
+        };
+        let acked = match ridden {
+            Ok(true) => Ok(()),
+            Err(e) => Err(e),
+            Ok(false) => {
+                next.ack_orchestration_item(
+                    lock_token,
+                    execution_id,
+                    history_delta,
+                    worker_items,
+                    orchestrator_items,
+                    metadata,
+                    cancelled_activities,
+                )
+                .await
+            }
+        };
+        let mut histories = self.histories.lock().expect("histories");
+        histories.turning.remove(lock_token);
+        acked?;
         if let Some(held) = keep {
-            self.histories.lock().expect("histories").put(held);
+            histories.put(held);
         }
+        drop(histories);
+        self.turns.acked();
+        Ok(())
+    }
+
+    async fn fetch_work_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_timeout: Duration,
+        poll_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        tag_filter: &TagFilter,
+    ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
+        if matches!(tag_filter, TagFilter::None) {
+            return next
+                .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
+                .await;
+        }
+        let key = tags(tag_filter);
+        if let Some(item) = self.work.take(&key) {
+            self.ridden_work.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(item));
+        }
+        let fetched = next
+            .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
+            .await?;
+        let asked = ride::Asked { lock_timeout, key };
+        self.work.fetched(asked, fetched.is_some());
+        Ok(fetched)
+    }
+
+    async fn ack_work_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        token: &str,
+        completion: Option<WorkItem>,
+    ) -> Result<(), ProviderError> {
+        let ridden = match &completion {
+            Some(c) => self.ride_worker(next, token, c).await?,
+            None => false,
+        };
+        if !ridden {
+            next.ack_work_item(token, completion).await?;
+        }
+        self.work.acked();
         Ok(())
     }
 
@@ -436,7 +422,14 @@ impl Layer for HistoryTail {
             .expect("histories")
             .in_flight
             .remove(lock_token);
-        next.abandon_orchestration_item(lock_token, delay, ignore_attempt)
-            .await
+        let abandoned = next
+            .abandon_orchestration_item(lock_token, delay, ignore_attempt)
+            .await;
+        self.histories
+            .lock()
+            .expect("histories")
+            .turning
+            .remove(lock_token);
+        abandoned
     }
 }

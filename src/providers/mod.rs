@@ -7,7 +7,9 @@
 //! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
 //!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
 //! - `history_tail.rs`: Postgres orchestration fetches that read only the
-//!   history this process does not hold, under the retry layer.
+//!   history this process does not hold, under the retry layer;
+//!   `history_tail/ride.rs`: acks that also fetch the next item of the
+//!   queue they feed.
 //! - `descriptors.rs`: a runtime's per-activity history read, answered from
 //!   what its own turn knew.
 //!

@@ -97,21 +97,152 @@ pub(super) async fn install(pool: &PgPool, schema: &str) -> Result<Option<String
     let Some((name, def)) = crate_def.and_then(|d| derive(&d, schema)) else {
         return Ok(None);
     };
-    let signature =
-        format!("{name}(text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)");
-    let exists: bool = sqlx::query_scalar("SELECT to_regprocedure($1) IS NOT NULL")
-        .bind(&signature)
-        .fetch_one(pool)
-        .await?;
-    if !exists {
-        // Processes starting together would otherwise race on the catalog
-        // row; the lock makes the second replace the first's equal text.
-        let script = format!(
-            "BEGIN; SELECT pg_advisory_xact_lock(hashtext('duroxide_node_fetch_tail')); {def}; COMMIT;"
+    install_once(
+        pool,
+        &name,
+        "(text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)",
+        &def,
+        "duroxide_node_fetch_tail",
+    )
+    .await?;
+    Ok(Some(name))
+}
+
+/// A call that acks and then fetches, in one transaction and one round
+/// trip (`ride.rs`): the crate's own ack function, then a fetch function,
+/// with the fetch's result. `args` are the SQL parameter declarations,
+/// `types` their types (the signature `install_once` looks up).
+struct Ride<'a> {
+    prefix: &'a str,
+    args: &'a str,
+    types: &'a str,
+    ack: String,
+    fetch: String,
+    /// The fetch function whose result type this one returns.
+    result_of: String,
+}
+
+impl Ride<'_> {
+    async fn install(&self, pool: &PgPool, schema: &str) -> Result<Option<String>, sqlx::Error> {
+        let result: Option<String> =
+            sqlx::query_scalar("SELECT pg_get_function_result(to_regprocedure($1))")
+                .bind(&self.result_of)
+                .fetch_one(pool)
+                .await?;
+        let Some(result) = result else {
+            return Ok(None);
+        };
+        let placeholder = format!("{}_NAME", self.prefix);
+        let def = format!(
+            "CREATE OR REPLACE FUNCTION {schema_q}.{placeholder}({args})\n\
+             RETURNS {result}\n\
+             LANGUAGE plpgsql\n\
+             AS $ride$\n\
+             BEGIN\n\
+               PERFORM {ack};\n\
+               RETURN QUERY SELECT * FROM {fetch};\n\
+             END\n\
+             $ride$",
+            schema_q = quote_ident(schema),
+            args = self.args,
+            ack = self.ack,
+            fetch = self.fetch,
         );
+        let name = format!("{}_{:08x}", self.prefix, fingerprint(&def));
+        let def = def.replacen(&placeholder, &name, 1);
+        let name = format!("{}.{}", quote_ident(schema), name);
+        install_once(pool, &name, self.types, &def, self.prefix).await?;
+        Ok(Some(name))
+    }
+}
+
+/// A worker's ack that also fetches the next turn: the crate's
+/// `ack_worker`, then the tail fetch; `None` when either is missing.
+pub(super) async fn install_worker_ride(
+    pool: &PgPool,
+    schema: &str,
+    tail: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let s = quote_ident(schema);
+    if !exists(pool, &format!("{s}.ack_worker(text,text,text,bigint)")).await? {
+        return Ok(None);
+    }
+    Ride {
+        prefix: "duroxide_node_ride",
+        args: "p_token text, p_instance text, p_completion text, p_ack_now_ms bigint, \
+               p_known_ids text[], p_known_executions bigint[], p_known_last bigint[], \
+               p_known_created_us bigint[], p_now_ms bigint, p_lock_timeout_ms bigint, \
+               p_min_version bigint, p_max_version bigint",
+        types:
+            "(text,text,text,bigint,text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)",
+        ack: format!("{s}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms)"),
+        fetch: format!(
+            "{tail}(p_known_ids, p_known_executions, p_known_last, p_known_created_us, \
+             p_now_ms, p_lock_timeout_ms, p_min_version, p_max_version)"
+        ),
+        result_of: format!("{tail}(text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)"),
+    }
+    .install(pool, schema)
+    .await
+}
+
+/// A turn's ack that also fetches a worker item: the crate's
+/// `ack_orchestration_item`, then its `fetch_work_item` for items of no
+/// session (any slot may run those); `None` when either is missing.
+pub(super) async fn install_turn_ride(
+    pool: &PgPool,
+    schema: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let s = quote_ident(schema);
+    let ack =
+        format!("{s}.ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)");
+    if !exists(pool, &ack).await? {
+        return Ok(None);
+    }
+    Ride {
+        prefix: "duroxide_node_turn_ride",
+        args: "p_lock_token text, p_now_ms bigint, p_execution_id bigint, \
+               p_history_delta jsonb, p_worker_items jsonb, p_orchestrator_items jsonb, \
+               p_metadata jsonb, p_cancelled_activities jsonb, p_lock_timeout_ms bigint, \
+               p_tag_filter text[], p_tag_mode text",
+        types: "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb,bigint,text[],text)",
+        ack: format!(
+            "{s}.ack_orchestration_item(p_lock_token, p_now_ms, p_execution_id, \
+             p_history_delta, p_worker_items, p_orchestrator_items, p_metadata, \
+             p_cancelled_activities)"
+        ),
+        fetch: format!(
+            "{s}.fetch_work_item(p_now_ms, p_lock_timeout_ms, NULL, NULL, p_tag_filter, p_tag_mode)"
+        ),
+        result_of: format!("{s}.fetch_work_item(bigint,bigint,text,bigint,text[],text)"),
+    }
+    .install(pool, schema)
+    .await
+}
+
+async fn exists(pool: &PgPool, signature: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT to_regprocedure($1) IS NOT NULL")
+        .bind(signature)
+        .fetch_one(pool)
+        .await
+}
+
+/// Creates `def` unless `name` with `args` exists. Processes starting
+/// together would otherwise race on the catalog row; the lock makes the
+/// second replace the first's equal text.
+async fn install_once(
+    pool: &PgPool,
+    name: &str,
+    args: &str,
+    def: &str,
+    lock: &str,
+) -> Result<(), sqlx::Error> {
+    if !exists(pool, &format!("{name}{args}")).await? {
+        let script =
+            format!("BEGIN; SELECT pg_advisory_xact_lock(hashtext('{lock}')); {def}; COMMIT;");
         sqlx::raw_sql(&script).execute(pool).await?;
     }
-    Ok(Some(name))
+    Ok(())
 }
 
 #[cfg(test)]

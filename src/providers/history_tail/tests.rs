@@ -97,6 +97,14 @@ impl Running {
         self.layer.tails.load(Ordering::Relaxed)
     }
 
+    fn ridden(&self) -> u64 {
+        self.layer.ridden.load(Ordering::Relaxed)
+    }
+
+    fn ridden_work(&self) -> u64 {
+        self.layer.ridden_work.load(Ordering::Relaxed)
+    }
+
     async fn stop(self) {
         self.rt.shutdown(Some(5000)).await;
         sqlx::raw_sql(&format!("DROP SCHEMA {} CASCADE", self.schema))
@@ -120,6 +128,187 @@ async fn a_long_chain_fetches_tails_and_replays_the_same_history() {
     // The history reaches MIN_EVENTS after 8 steps; every later turn is a tail.
     assert!(run.tails() >= 15, "tails: {}", run.tails());
     run.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_takes_its_turns_from_the_worker_acks_that_fetched_them() {
+    let run = Running::start("ride", "c1", "30").await;
+    assert_eq!(output(&run.client, "c1").await, "30");
+    // Every step's completion can carry the next turn; a step whose slot
+    // had not yet fetched when the ack ran goes the usual way.
+    assert!(run.ridden() >= 15, "ridden: {}", run.ridden());
+    run.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_takes_its_activities_from_the_turn_acks_that_fetched_them() {
+    let run = Running::start("turn_ride", "c1", "30").await;
+    assert_eq!(output(&run.client, "c1").await, "30");
+    assert!(run.ridden_work() >= 15, "ridden: {}", run.ridden_work());
+    run.stop().await;
+}
+
+/// The worker side of `a_ridden_item_no_fetch_takes_is_abandoned`: an
+/// activity a turn's ack fetched and no worker took is back in the queue
+/// after the hold, not after the 60 s lock it was fetched with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ridden_activity_no_fetch_takes_is_abandoned() {
+    let schema = format!("tail_abandon_work_{}", std::process::id());
+    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
+        .await
+        .unwrap();
+    let pool = pg.pool().clone();
+    let pg: Arc<dyn Provider> = Arc::new(pg);
+    let layer = Arc::new(HistoryTail::install(&pool, &schema).await.unwrap().unwrap());
+    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let tags = duroxide::providers::TagFilter::default();
+    let lock = Duration::from_secs(60);
+    // A worker slot looked and found nothing: it is free.
+    let none = store
+        .fetch_work_item(lock, Duration::ZERO, None, &tags)
+        .await
+        .unwrap();
+    assert!(none.is_none());
+    let (activities, orchestrations) = registries();
+    let rt = Runtime::start_with_options(
+        store.clone(),
+        activities,
+        orchestrations,
+        RuntimeOptions {
+            dispatcher_min_poll_interval: Duration::from_millis(5),
+            worker_concurrency: 0,
+            ..RuntimeOptions::default()
+        },
+    )
+    .await;
+    Client::new(store.clone())
+        .start_orchestration("w1", "Chain", "1")
+        .await
+        .unwrap();
+    for _ in 0..500 {
+        if layer.work.waiting() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        layer.work.waiting(),
+        1,
+        "the turn's ack fetched its activity"
+    );
+    rt.shutdown(Some(5000)).await;
+    tokio::time::sleep(super::ride::HOLD + Duration::from_millis(500)).await;
+    assert_eq!(layer.work.waiting(), 0);
+    let again = pg
+        .fetch_work_item(lock, Duration::ZERO, None, &tags)
+        .await
+        .unwrap();
+    assert!(
+        matches!(&again, Some((duroxide::providers::WorkItem::ActivityExecute { instance, .. }, _, attempts)) if instance == "w1" && *attempts == 1),
+        "{again:?}"
+    );
+    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}
+
+/// A ridden item that no fetch takes goes back to the queue within the
+/// hold, not after its lock timeout: the runtime that would have taken it
+/// is gone, and another one finishes the instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ridden_item_no_fetch_takes_is_abandoned() {
+    let schema = format!("tail_abandon_{}", std::process::id());
+    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
+        .await
+        .unwrap();
+    let pool = pg.pool().clone();
+    let pg: Arc<dyn Provider> = Arc::new(pg);
+    let layer = Arc::new(HistoryTail::install(&pool, &schema).await.unwrap().unwrap());
+    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let (activities, orchestrations) = registries();
+    // Orchestrations only, with a lock that would outlast the test.
+    let options = RuntimeOptions {
+        dispatcher_min_poll_interval: Duration::from_millis(5),
+        worker_concurrency: 0,
+        orchestrator_lock_timeout: Duration::from_secs(120),
+        ..RuntimeOptions::default()
+    };
+    let rt = Runtime::start_with_options(
+        store.clone(),
+        activities.clone(),
+        orchestrations.clone(),
+        options,
+    )
+    .await;
+    let client = Client::new(store.clone());
+    client
+        .start_orchestration("a1", "Chain", "1")
+        .await
+        .unwrap();
+    let fetched = loop {
+        let got = store
+            .fetch_work_item(
+                Duration::from_secs(60),
+                Duration::ZERO,
+                None,
+                &duroxide::providers::TagFilter::default(),
+            )
+            .await
+            .unwrap();
+        if let Some(got) = got {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    rt.shutdown(Some(5000)).await;
+    let (
+        duroxide::providers::WorkItem::ActivityExecute {
+            instance,
+            execution_id,
+            id,
+            ..
+        },
+        token,
+        _,
+    ) = fetched
+    else {
+        panic!("expected an activity, got {fetched:?}");
+    };
+    let completion = duroxide::providers::WorkItem::ActivityCompleted {
+        instance,
+        execution_id,
+        id,
+        result: "1".into(),
+    };
+    store.ack_work_item(&token, Some(completion)).await.unwrap();
+    assert_eq!(layer.turns.waiting(), 1, "the ack fetched the next turn");
+    tokio::time::sleep(super::ride::HOLD + Duration::from_millis(500)).await;
+    assert_eq!(layer.turns.waiting(), 0);
+    // A runtime on the plain store gets the turn now, not in two minutes.
+    let rt2 = Runtime::start_with_options(
+        pg.clone(),
+        activities,
+        orchestrations,
+        RuntimeOptions {
+            dispatcher_min_poll_interval: Duration::from_millis(5),
+            ..RuntimeOptions::default()
+        },
+    )
+    .await;
+    let status = Client::new(pg)
+        .wait_for_orchestration("a1", Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&status, OrchestrationStatus::Completed { output, .. } if output == "1"),
+        "{status:?}"
+    );
+    rt2.shutdown(Some(5000)).await;
+    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,319 @@
+//! Fetches that ride on an ack (Postgres).
+//!
+//! In a chain, an activity's completion is followed a moment later by an
+//! orchestration fetch of the same process, and a turn that schedules an
+//! activity by a worker fetch (the wake-up layer wakes an idle slot as soon
+//! as the ack commits): two round trips and two commits, back to back, each
+//! way. When a slot of the queue the ack feeds is free (its last fetch that
+//! reached the store found nothing, or its own ack just ran, so its next
+//! fetch is coming), the ack and that queue's fetch run as one SQL call
+//! (`sql.rs`), and the item it locked waits here for the next fetch that
+//! asks the same (version range; tag filter). An item no fetch takes within
+//! [`HOLD`] goes back to the queue, its attempt not counted, so work this
+//! process does not get to soon is not kept from other processes for a
+//! whole lock timeout. (The wake-up layer above answers a free slot's
+//! fetches without calling down while nothing was announced, so "found
+//! nothing" alone is not seen here; hence the acks.)
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use duroxide::providers::{
+    ExecutionMetadata, Provider, ProviderError, ScheduledActivityIdentifier, TagFilter, WorkItem,
+};
+use duroxide::Event;
+
+use super::{now_ms, turn_ack, HistoryTail};
+use crate::provider_errors::ProviderFault;
+
+/// How long a ridden item waits for a fetch before it is abandoned. A woken
+/// slot takes it within milliseconds; a runtime that polls without
+/// wake-ups, within its poll interval. Never more than half the lock it was
+/// fetched with: a short lease must not expire while the item waits here.
+pub(super) const HOLD: Duration = Duration::from_secs(1);
+
+/// What a fetch asked for: `K` is what must match for another fetch to
+/// take its item (version range; tag filter), with the lock timeout.
+#[derive(Clone)]
+pub(super) struct Asked<K> {
+    pub(super) lock_timeout: Duration,
+    pub(super) key: K,
+}
+
+/// A fetched item and its lock token, as the `Provider` fetches return them.
+pub(super) type Fetched<T> = (T, String, u32);
+
+/// Gives a ridden item back to the queue, by its lock token.
+pub(super) type Abandon =
+    Box<dyn FnOnce(String) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+struct Ridden<K, T> {
+    key: K,
+    item: Fetched<T>,
+}
+
+/// One queue's ridden items and whether one of its slots is free.
+pub(super) struct Rides<K, T> {
+    /// What the last fetch that reached the store asked for, and whether a
+    /// slot is free: set by a fetch that found nothing and by a slot's ack,
+    /// cleared by a fetch that found an item and by the ack that rides (one
+    /// ride per free slot seen).
+    free: Mutex<(Option<Asked<K>>, bool)>,
+    waiting: Arc<Mutex<Vec<Ridden<K, T>>>>,
+}
+
+impl<K, T> Default for Rides<K, T> {
+    fn default() -> Self {
+        Self {
+            free: Mutex::new((None, false)),
+            waiting: Arc::default(),
+        }
+    }
+}
+
+impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
+    /// Records what a fetch that reached the store found.
+    pub(super) fn fetched(&self, asked: Asked<K>, found: bool) {
+        *self.free.lock().expect("rides") = (Some(asked), !found);
+    }
+
+    /// A slot of this queue acked: it fetches next.
+    pub(super) fn acked(&self) {
+        self.free.lock().expect("rides").1 = true;
+    }
+
+    /// What a free slot would ask for, if one is free; a ride takes it.
+    pub(super) fn take_free(&self) -> Option<Asked<K>> {
+        let mut free = self.free.lock().expect("rides");
+        let asked = free.0.clone().filter(|_| free.1);
+        free.1 = false;
+        asked
+    }
+
+    /// A ridden item for a fetch that asks `key`.
+    pub(super) fn take(&self, key: &K) -> Option<Fetched<T>> {
+        let mut waiting = self.waiting.lock().expect("rides");
+        let at = waiting.iter().position(|r| r.key == *key)?;
+        self.free.lock().expect("rides").1 = false;
+        Some(waiting.remove(at).item)
+    }
+
+    /// Keeps `item` for the next fetch that asks `key`; gives it back with
+    /// `abandon` if none takes it within [`HOLD`] (or half the lock).
+    pub(super) fn hold(&self, asked: Asked<K>, item: Fetched<T>, abandon: Abandon) {
+        let Asked { lock_timeout, key } = asked;
+        let hold = HOLD.min(lock_timeout / 2);
+        let token = item.1.clone();
+        self.waiting
+            .lock()
+            .expect("rides")
+            .push(Ridden { key, item });
+        let waiting = Arc::downgrade(&self.waiting);
+        tokio::spawn(async move {
+            tokio::time::sleep(hold).await;
+            let Some(waiting) = waiting.upgrade() else {
+                return;
+            };
+            let untaken = {
+                let mut waiting = waiting.lock().expect("rides");
+                let at = waiting.iter().position(|r| r.item.1 == token);
+                at.map(|at| waiting.remove(at))
+            };
+            if untaken.is_some() {
+                abandon(token).await;
+            }
+        });
+    }
+
+    /// Items waiting for a fetch.
+    #[cfg(test)]
+    pub(super) fn waiting(&self) -> usize {
+        self.waiting.lock().expect("rides").len()
+    }
+}
+
+/// A tag filter as duroxide-pg's `fetch_work_item` takes it: mode, names.
+/// A combined call that failed rolled back its ack and its fetch alike. A
+/// terminated session goes to the retry layer above, as the crate's own
+/// call's would; anything else runs the crate's ack (`Ok(false)`), which
+/// reports the store's state in its own words.
+fn failed(op: &'static str, e: sqlx::Error) -> Result<bool, ProviderError> {
+    let err = ProviderError::permanent(op, format!("Database error: {e}"));
+    if ProviderFault::is(&err, ProviderFault::Terminated) {
+        Err(err)
+    } else {
+        Ok(false)
+    }
+}
+
+pub(super) type Tags = (&'static str, Vec<String>);
+
+/// duroxide-pg's packing of a tag filter (`tag_filter_to_sql`).
+pub(super) fn tags(filter: &TagFilter) -> Tags {
+    let sorted = |set: &std::collections::HashSet<String>| {
+        let mut tags: Vec<String> = set.iter().cloned().collect();
+        tags.sort();
+        tags
+    };
+    match filter {
+        TagFilter::DefaultOnly => ("default_only", vec![]),
+        TagFilter::Tags(set) => ("tags", sorted(set)),
+        TagFilter::DefaultAnd(set) => ("default_and", sorted(set)),
+        TagFilter::Any => ("any", vec![]),
+        TagFilter::None => ("none", vec![]),
+    }
+}
+
+impl HistoryTail {
+    /// Acks a worker's item and fetches the next turn in one call; the
+    /// turn waits for this provider's next orchestration fetch. `false`
+    /// when nothing was committed (the caller acks the crate's way).
+    pub(super) async fn ride_worker(
+        &self,
+        next: &Arc<dyn Provider>,
+        token: &str,
+        completion: &WorkItem,
+    ) -> Result<bool, ProviderError> {
+        let (WorkItem::ActivityCompleted { instance, .. }
+        | WorkItem::ActivityFailed { instance, .. }) = completion
+        else {
+            return Ok(false);
+        };
+        if self.worker_ride.is_none() {
+            return Ok(false);
+        }
+        // A turn of the instance holds its lock here: the fetch would find
+        // its completion locked, and the turn's slot fetches it next anyway.
+        let in_turn = self
+            .histories
+            .lock()
+            .expect("histories")
+            .turning
+            .values()
+            .any(|i| i == instance);
+        if in_turn {
+            return Ok(false);
+        }
+        let (Some(asked), Ok(serialized)) =
+            (self.turns.take_free(), serde_json::to_string(completion))
+        else {
+            return Ok(false);
+        };
+        let ack = Some((token, instance.as_str(), serialized.as_str()));
+        // An error rolled back ack and fetch alike.
+        let row = match self.query(ack, asked.lock_timeout, asked.key).await {
+            Ok(row) => row,
+            Err(e) => return failed("ack_work_item", e),
+        };
+        let Some(row) = row else {
+            return Ok(true);
+        };
+        let lock_token = row.6.clone();
+        match self.item(next, row).await {
+            Ok(Some(item)) => {
+                let store = next.clone();
+                let histories = self.histories.clone();
+                let abandon: Abandon = Box::new(move |token| {
+                    Box::pin(async move {
+                        // If this fails, its lock expires instead.
+                        let _ = store.abandon_orchestration_item(&token, None, true).await;
+                        histories.lock().expect("histories").ended(&token);
+                    })
+                });
+                self.turns.hold(asked, item, abandon);
+            }
+            Ok(None) => {}
+            // The ack stands; the turn goes back to the queue.
+            Err(_) => {
+                let _ = next
+                    .abandon_orchestration_item(&lock_token, None, true)
+                    .await;
+                self.histories.lock().expect("histories").ended(&lock_token);
+            }
+        }
+        Ok(true)
+    }
+
+    /// What a free worker slot would ask for, when this turn's worker items
+    /// are worth a ride.
+    pub(super) fn work_free(&self, worker_items: &[WorkItem]) -> Option<Asked<Tags>> {
+        if self.turn_ride.is_none() || worker_items.is_empty() {
+            return None;
+        }
+        self.work.take_free()
+    }
+
+    /// Acks a turn and fetches a worker item in one call; the item waits
+    /// for this provider's next worker fetch. `false` when nothing was
+    /// committed (the caller acks the crate's way).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn ride_turn(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_token: &str,
+        execution_id: u64,
+        history_delta: &[Event],
+        worker_items: &[WorkItem],
+        orchestrator_items: &[WorkItem],
+        metadata: &ExecutionMetadata,
+        cancelled: &[ScheduledActivityIdentifier],
+        asked: Asked<Tags>,
+    ) -> Result<bool, ProviderError> {
+        let Some(function) = &self.turn_ride else {
+            return Ok(false);
+        };
+        let Some(packed) = turn_ack::pack(
+            history_delta,
+            worker_items,
+            orchestrator_items,
+            metadata,
+            cancelled,
+        ) else {
+            return Ok(false);
+        };
+        let row: Result<Option<(String, String, i32)>, sqlx::Error> = sqlx::query_as(&format!(
+            "SELECT out_work_item, out_lock_token, out_attempt_count \
+             FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        ))
+        .bind(lock_token)
+        .bind(now_ms())
+        .bind(execution_id as i64)
+        .bind(&packed.history_delta)
+        .bind(&packed.worker_items)
+        .bind(&packed.orchestrator_items)
+        .bind(&packed.metadata)
+        .bind(&packed.cancelled)
+        .bind(asked.lock_timeout.as_millis() as i64)
+        .bind(&asked.key.1)
+        .bind(asked.key.0)
+        .fetch_optional(&self.pool)
+        .await;
+        // An error rolled back ack and fetch alike.
+        let row = match row {
+            Ok(row) => row,
+            Err(e) => return failed("ack_orchestration_item", e),
+        };
+        if let Some((item, token, attempts)) = row {
+            let store = next.clone();
+            match serde_json::from_str::<WorkItem>(&item) {
+                Ok(item) => {
+                    let abandon: Abandon = Box::new(move |token| {
+                        Box::pin(async move {
+                            // If this fails, its lock expires instead.
+                            let _ = store.abandon_work_item(&token, None, true).await;
+                        })
+                    });
+                    self.work
+                        .hold(asked, (item, token, attempts as u32), abandon);
+                }
+                // The crate's own fetch of it reports what is wrong with it.
+                Err(_) => {
+                    let _ = store.abandon_work_item(&token, None, true).await;
+                }
+            }
+        }
+        Ok(true)
+    }
+}
