@@ -72,6 +72,8 @@ struct Core {
     transition: tokio::sync::Mutex<()>,
     /// The provider's list of running runtimes, and this one's entry while it runs.
     local: Arc<LocalRuntimes>,
+    /// Items the provider's acks fetched for its slots, given back at shutdown.
+    ridden: Option<crate::providers::history_tail::Ridden>,
     local_id: Mutex<Option<u64>>,
     /// The process's metrics recorder (`metrics_text.rs`), `None` if another
     /// one was installed first.
@@ -168,6 +170,9 @@ impl Core {
             .shutdown(timeout.map(|t| t.as_millis() as u64))
             .await;
         self.guard.stopped().await;
+        if let Some(ridden) = &self.ridden {
+            ridden.give_back().await;
+        }
         let last = running.metrics_snapshot().or(last);
         drop(running);
         *self.phase() = Phase::Stopped(last);
@@ -216,6 +221,7 @@ impl NativeRuntime {
             phase: Mutex::new(Phase::Created),
             transition: tokio::sync::Mutex::new(()),
             local: provider.local(),
+            ridden: provider.backend().ridden(),
             local_id: Mutex::new(None),
             recorder: crate::metrics_text::recorder(),
         };

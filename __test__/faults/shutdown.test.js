@@ -105,3 +105,31 @@ test('shutdown returns as soon as in-flight work drains, long before its timeout
   report(t, text)
   await restart.stop(5000)
 })
+
+// Regression: an activity that finishes while its runtime stops acks with
+// the next turn's fetch riding on it (src/providers/history_tail/ride.rs);
+// no slot of the stopping runtime takes that turn, and a process that exits
+// right after shutdown kept it locked for the whole orchestrator lock
+// timeout. Shutdown gives such items back.
+test('a turn fetched by an ack during shutdown goes back to the queue, not locked for the lock timeout', { timeout: 120000 }, async (t) => {
+  const pg = await pgSchema(t, 'dxf_giveback')
+  const client = new Client(pg.provider)
+  const fx = effectsDir(t)
+  const cfg = config(pg, fx)
+  cfg.options = { ...cfg.options, orchestratorLockTimeoutMs: 90000 }
+  const member = new Worker(t, cfg, { name: 'stopping' })
+  await member.ready()
+  const id = 'giveback-1'
+  await client.startOrchestration(id, 'Chain', { n: 2, ms: 0, slowAt: 0, slowMs: 1500, announceAt: 0 })
+  await member.waitFor((m) => m.type === 'activity' && m.instanceId === id)
+  const { exit } = await member.stop(60000)
+  assert.ok(exit, 'the process did not exit on its own after shutdown')
+  assert.equal(readEffects(fx, id).filter((e) => e.k === 's0').length, 1, 's0 finished before shutdown returned')
+  const restart = new Worker(t, cfg, { name: 'restart' })
+  await restart.ready()
+  // Far below the 90 s lock: the turn was not left locked by the stopped process.
+  const s = await client.waitForOrchestration(id, 20000)
+  assert.equal(s.status, 'Completed', `${s.status}: ${s.error}`)
+  assert.deepEqual(s.output, ['s0:done', 's1:done'])
+  await restart.stop(5000)
+})

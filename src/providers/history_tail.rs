@@ -162,22 +162,41 @@ fn now_ms() -> i64 {
 }
 
 /// `store` with tail fetches when the schema could take the derived
-/// function; `store` as it is otherwise.
+/// function, and the handle to give back what its acks fetched; `store` as
+/// it is otherwise.
 pub(crate) async fn over(
     store: Arc<dyn Provider>,
     pool: &PgPool,
     schema: &str,
-) -> Arc<dyn Provider> {
+) -> (Arc<dyn Provider>, Option<Ridden>) {
     match HistoryTail::install(pool, schema).await {
-        Ok(Some(layer)) => Stacked::over(layer, store),
+        Ok(Some(layer)) => {
+            let layer = Arc::new(layer);
+            let ridden = Ridden(layer.clone());
+            (Arc::new(Stacked::new(layer, store)), Some(ridden))
+        }
         Ok(None) => {
             tracing::debug!(target: "duroxide_node::providers", schema, "duroxide-pg's fetch is not the one the tail fetch derives from; fetching whole histories");
-            store
+            (store, None)
         }
         Err(e) => {
             tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "could not install the tail fetch; fetching whole histories");
-            store
+            (store, None)
         }
+    }
+}
+
+/// The items a provider's acks fetched for its slots (`ride.rs`), for a
+/// runtime of the provider to give back when it stops: the slot an item
+/// was fetched for may have been one of its own, and a stopped process
+/// would otherwise keep it locked for a whole lock timeout.
+#[derive(Clone)]
+pub(crate) struct Ridden(Arc<HistoryTail>);
+
+impl Ridden {
+    pub(crate) async fn give_back(&self) {
+        self.0.turns.give_back().await;
+        self.0.work.give_back().await;
     }
 }
 
@@ -275,7 +294,7 @@ impl Layer for HistoryTail {
         let Some(range) = version_range(filter) else {
             return Ok(None);
         };
-        if let Some(item) = self.turns.take(&range) {
+        if let Some(item) = self.turns.take(lock_timeout, &range) {
             self.ridden.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(item));
         }
@@ -381,7 +400,7 @@ impl Layer for HistoryTail {
                 .await;
         }
         let key = tags(tag_filter);
-        if let Some(item) = self.work.take(&key) {
+        if let Some(item) = self.work.take(lock_timeout, &key) {
             self.ridden_work.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(item));
         }

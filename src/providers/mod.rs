@@ -20,7 +20,7 @@
 
 pub(crate) mod call_policy;
 pub(crate) mod descriptors;
-mod history_tail;
+pub(crate) mod history_tail;
 pub(crate) mod layer;
 pub(crate) mod local;
 mod pg_retry;
@@ -51,6 +51,9 @@ pub(crate) enum Backend {
         /// Set by the first runtime that checked the database for other
         /// duroxide schemas, so the runtimes of one provider warn once.
         schemas_checked: Arc<AtomicBool>,
+        /// What the provider's acks fetched for its slots, given back by a
+        /// runtime that stops; `None` without the tail fetch layer.
+        ridden: Option<history_tail::Ridden>,
     },
 }
 
@@ -60,6 +63,14 @@ impl Backend {
         match self {
             Backend::Sqlite { .. } => None,
             Backend::Postgres { pool, schema, .. } => Some((pool.clone(), schema.clone())),
+        }
+    }
+
+    /// What the provider's acks fetched for its slots (`history_tail/ride.rs`).
+    pub(crate) fn ridden(&self) -> Option<history_tail::Ridden> {
+        match self {
+            Backend::Postgres { ridden, .. } => ridden.clone(),
+            Backend::Sqlite { .. } => None,
         }
     }
 

@@ -218,15 +218,16 @@ async fn stacked(provider: PostgresProvider, may_install: bool) -> NativeProvide
     let pool = provider.pool().clone();
     let schema = provider.schema_name().to_string();
     let store: Arc<dyn duroxide::providers::Provider> = Arc::new(provider);
-    let store = if may_install {
+    let (store, ridden) = if may_install {
         super::history_tail::over(store, &pool, &schema).await
     } else {
-        store
+        (store, None)
     };
     let backend = Backend::Postgres {
         pool,
         schema,
         schemas_checked: Default::default(),
+        ridden,
     };
     let retried = super::pg_retry::with_terminated_retry(store);
     NativeProvider::with_wakeups(retried, backend)

@@ -50,8 +50,9 @@ pub(super) type Abandon =
     Box<dyn FnOnce(String) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
 
 struct Ridden<K, T> {
-    key: K,
+    asked: Asked<K>,
     item: Fetched<T>,
+    abandon: Abandon,
 }
 
 /// One queue's ridden items and whether one of its slots is free.
@@ -92,24 +93,27 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
         asked
     }
 
-    /// A ridden item for a fetch that asks `key`.
-    pub(super) fn take(&self, key: &K) -> Option<Fetched<T>> {
+    /// A ridden item for a fetch that asks the same: `key`, and the lock
+    /// timeout its runtime renews the lock by.
+    pub(super) fn take(&self, lock_timeout: Duration, key: &K) -> Option<Fetched<T>> {
         let mut waiting = self.waiting.lock().expect("rides");
-        let at = waiting.iter().position(|r| r.key == *key)?;
+        let at = waiting
+            .iter()
+            .position(|r| r.asked.key == *key && r.asked.lock_timeout == lock_timeout)?;
         self.free.lock().expect("rides").1 = false;
         Some(waiting.remove(at).item)
     }
 
-    /// Keeps `item` for the next fetch that asks `key`; gives it back with
-    /// `abandon` if none takes it within [`HOLD`] (or half the lock).
+    /// Keeps `item` for the next fetch that asks the same; gives it back
+    /// with `abandon` if none takes it within [`HOLD`] (or half the lock).
     pub(super) fn hold(&self, asked: Asked<K>, item: Fetched<T>, abandon: Abandon) {
-        let Asked { lock_timeout, key } = asked;
-        let hold = HOLD.min(lock_timeout / 2);
+        let hold = HOLD.min(asked.lock_timeout / 2);
         let token = item.1.clone();
-        self.waiting
-            .lock()
-            .expect("rides")
-            .push(Ridden { key, item });
+        self.waiting.lock().expect("rides").push(Ridden {
+            asked,
+            item,
+            abandon,
+        });
         let waiting = Arc::downgrade(&self.waiting);
         tokio::spawn(async move {
             tokio::time::sleep(hold).await;
@@ -121,10 +125,19 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
                 let at = waiting.iter().position(|r| r.item.1 == token);
                 at.map(|at| waiting.remove(at))
             };
-            if untaken.is_some() {
-                abandon(token).await;
+            if let Some(r) = untaken {
+                (r.abandon)(token).await;
             }
         });
+    }
+
+    /// Gives every waiting item back now: a runtime stopped, and the slot
+    /// it was fetched for may have been one of its own.
+    pub(super) async fn give_back(&self) {
+        let untaken = std::mem::take(&mut *self.waiting.lock().expect("rides"));
+        for r in untaken {
+            (r.abandon)(r.item.1).await;
+        }
     }
 
     /// Items waiting for a fetch.

@@ -148,71 +148,6 @@ async fn a_chain_takes_its_activities_from_the_turn_acks_that_fetched_them() {
     run.stop().await;
 }
 
-/// The worker side of `a_ridden_item_no_fetch_takes_is_abandoned`: an
-/// activity a turn's ack fetched and no worker took is back in the queue
-/// after the hold, not after the 60 s lock it was fetched with.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ridden_activity_no_fetch_takes_is_abandoned() {
-    let schema = format!("tail_abandon_work_{}", std::process::id());
-    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
-        .await
-        .unwrap();
-    let pool = pg.pool().clone();
-    let pg: Arc<dyn Provider> = Arc::new(pg);
-    let layer = Arc::new(HistoryTail::install(&pool, &schema).await.unwrap().unwrap());
-    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
-    let tags = duroxide::providers::TagFilter::default();
-    let lock = Duration::from_secs(60);
-    // A worker slot looked and found nothing: it is free.
-    let none = store
-        .fetch_work_item(lock, Duration::ZERO, None, &tags)
-        .await
-        .unwrap();
-    assert!(none.is_none());
-    let (activities, orchestrations) = registries();
-    let rt = Runtime::start_with_options(
-        store.clone(),
-        activities,
-        orchestrations,
-        RuntimeOptions {
-            dispatcher_min_poll_interval: Duration::from_millis(5),
-            worker_concurrency: 0,
-            ..RuntimeOptions::default()
-        },
-    )
-    .await;
-    Client::new(store.clone())
-        .start_orchestration("w1", "Chain", "1")
-        .await
-        .unwrap();
-    for _ in 0..500 {
-        if layer.work.waiting() == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(
-        layer.work.waiting(),
-        1,
-        "the turn's ack fetched its activity"
-    );
-    rt.shutdown(Some(5000)).await;
-    tokio::time::sleep(super::ride::HOLD + Duration::from_millis(500)).await;
-    assert_eq!(layer.work.waiting(), 0);
-    let again = pg
-        .fetch_work_item(lock, Duration::ZERO, None, &tags)
-        .await
-        .unwrap();
-    assert!(
-        matches!(&again, Some((duroxide::providers::WorkItem::ActivityExecute { instance, .. }, _, attempts)) if instance == "w1" && *attempts == 1),
-        "{again:?}"
-    );
-    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
-}
-
 /// A ridden item that no fetch takes goes back to the queue within the
 /// hold, not after its lock timeout: the runtime that would have taken it
 /// is gone, and another one finishes the instance.
@@ -309,6 +244,84 @@ async fn a_ridden_item_no_fetch_takes_is_abandoned() {
         .execute(&pool)
         .await
         .unwrap();
+}
+
+/// A turn's ack that fetched its activity for a worker slot that never
+/// comes, then what gives the activity back: `wait` until the hold ends,
+/// or the provider's `give_back` (a runtime's shutdown).
+async fn ridden_activity_given_back(tag: &str, wait: bool) {
+    let schema = format!("tail_{tag}_{}", std::process::id());
+    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
+        .await
+        .unwrap();
+    let pool = pg.pool().clone();
+    let pg: Arc<dyn Provider> = Arc::new(pg);
+    let layer = Arc::new(HistoryTail::install(&pool, &schema).await.unwrap().unwrap());
+    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let tags = duroxide::providers::TagFilter::default();
+    let lock = Duration::from_secs(60);
+    // A worker slot looked and found nothing: it is free.
+    let none = store
+        .fetch_work_item(lock, Duration::ZERO, None, &tags)
+        .await
+        .unwrap();
+    assert!(none.is_none());
+    let (activities, orchestrations) = registries();
+    let rt = Runtime::start_with_options(
+        store.clone(),
+        activities,
+        orchestrations,
+        RuntimeOptions {
+            dispatcher_min_poll_interval: Duration::from_millis(5),
+            worker_concurrency: 0,
+            ..RuntimeOptions::default()
+        },
+    )
+    .await;
+    Client::new(store.clone())
+        .start_orchestration("w1", "Chain", "1")
+        .await
+        .unwrap();
+    for _ in 0..500 {
+        if layer.work.waiting() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(layer.work.waiting(), 1, "the turn's ack fetched its activity");
+    rt.shutdown(Some(5000)).await;
+    if wait {
+        tokio::time::sleep(super::ride::HOLD + Duration::from_millis(500)).await;
+    } else {
+        super::Ridden(layer.clone()).give_back().await;
+    }
+    assert_eq!(layer.work.waiting(), 0);
+    // Back in the queue, not locked for the 60 s it was fetched with, and
+    // its attempt not counted.
+    let again = pg
+        .fetch_work_item(lock, Duration::ZERO, None, &tags)
+        .await
+        .unwrap();
+    assert!(
+        matches!(&again, Some((duroxide::providers::WorkItem::ActivityExecute { instance, .. }, _, attempts)) if instance == "w1" && *attempts == 1),
+        "{again:?}"
+    );
+    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}
+
+/// The worker side of `a_ridden_item_no_fetch_takes_is_abandoned`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ridden_activity_no_fetch_takes_is_abandoned() {
+    ridden_activity_given_back("abandon_work", true).await;
+}
+
+/// What a runtime's shutdown calls: given back at once, not after the hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn give_back_returns_ridden_items_at_once() {
+    ridden_activity_given_back("give_back", false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
