@@ -288,7 +288,11 @@ async fn ridden_activity_given_back(tag: &str, wait: bool) {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(layer.work.waiting(), 1, "the turn's ack fetched its activity");
+    assert_eq!(
+        layer.work.waiting(),
+        1,
+        "the turn's ack fetched its activity"
+    );
     rt.shutdown(Some(5000)).await;
     if wait {
         tokio::time::sleep(super::ride::HOLD + Duration::from_millis(500)).await;
