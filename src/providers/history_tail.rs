@@ -221,12 +221,20 @@ impl HistoryTail {
             tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "could not install an ack that fetches; acks ack only");
             None
         };
-        let worker_ride = sql::install_worker_ride(pool, schema, &function)
-            .await
-            .unwrap_or_else(or_none);
-        let turn_ride = sql::install_turn_ride(pool, schema)
-            .await
-            .unwrap_or_else(or_none);
+        // `off`: acks ack only, for A/B runs and as a switch in the field.
+        let rides = std::env::var("DUROXIDE_NODE_RIDES").as_deref() != Ok("off");
+        let (worker_ride, turn_ride) = if rides {
+            (
+                sql::install_worker_ride(pool, schema, &function)
+                    .await
+                    .unwrap_or_else(or_none),
+                sql::install_turn_ride(pool, schema)
+                    .await
+                    .unwrap_or_else(or_none),
+            )
+        } else {
+            (None, None)
+        };
         Ok(Some(Self {
             pool: pool.clone(),
             function,

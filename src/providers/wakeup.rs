@@ -51,7 +51,7 @@ use tokio_util::sync::CancellationToken;
 use super::layer::{Layer, Stacked};
 use super::Backend;
 pub(crate) use signal::Reach;
-use signal::{Fetcher, Look, Signal};
+use signal::{Expected, Fetcher, Look, Signal};
 
 /// How often a waiting fetch looks at the store even without a wake-up.
 pub(crate) const FALLBACK: Duration = Duration::from_secs(1);
@@ -204,6 +204,19 @@ impl Wakeup {
         }
     }
 
+    /// Counts what a call is about to commit to `queue`, before the call
+    /// (`signal.rs`); [`Self::woke`] after its commit.
+    fn expect(&self, queue: Queue, reach: Reach, n: u64) -> Expected<'_> {
+        self.shared.signal(queue).expect(reach, n)
+    }
+
+    fn woke(&self, queue: Queue, expected: Expected<'_>) {
+        expected.woke();
+        if let Some(a) = &self.announce {
+            a.announce(queue, None);
+        }
+    }
+
     /// An abandoned item is visible again at once, or after its delay.
     fn abandoned(&self, queue: Queue, delay: Option<Duration>) {
         match delay {
@@ -225,7 +238,8 @@ impl Wakeup {
         }
     }
 
-    /// What an orchestrator-queue message becomes visible: now, or at its timer.
+    /// When an orchestrator-queue message that is not visible now becomes
+    /// visible: at its timer, or after its delay.
     fn enqueued_for_orchestrator(&self, item: &WorkItem, delay: Option<Duration>) {
         match (item, delay) {
             (WorkItem::TimerFired { fire_at_ms, .. }, _) if *fire_at_ms > epoch_ms_now() => {
@@ -246,6 +260,15 @@ impl Wakeup {
 }
 
 /// Who can take worker items: any slot, unless one is a session's.
+/// Whether an orchestrator-queue message is visible as soon as it commits.
+fn visible_now(item: &WorkItem, delay: Option<Duration>) -> bool {
+    match (item, delay) {
+        (WorkItem::TimerFired { fire_at_ms, .. }, _) if *fire_at_ms > epoch_ms_now() => false,
+        (_, Some(d)) => d.is_zero(),
+        _ => true,
+    }
+}
+
 fn reach_of(items: &[WorkItem]) -> Reach {
     let outside_sessions = |i: &WorkItem| {
         matches!(
@@ -406,6 +429,9 @@ impl Layer for Wakeup {
             })
             .collect();
         let visible = (orchestrator_items.len() - timers.len()) as u64;
+        let work = work.map(|(reach, count)| self.expect(Queue::Worker, reach, count));
+        let orchestrations =
+            (visible > 0).then(|| self.expect(Queue::Orchestrator, Reach::Any, visible));
         let acked = next
             .ack_orchestration_item(
                 lock_token,
@@ -421,15 +447,15 @@ impl Layer for Wakeup {
         // flight also found the instance locked.
         let woken = self.woken_during_turn(lock_token);
         acked?;
-        if let Some((reach, count)) = work {
-            self.wake(Queue::Worker, reach, Some(count));
+        if let Some(work) = work {
+            self.woke(Queue::Worker, work);
         }
-        if woken {
+        match orchestrations {
             // Releasing the instance's lock makes fetchable what arrived for
             // it during the turn: its wake-up found the instance locked.
-            self.wake(Queue::Orchestrator, Reach::Any, None);
-        } else if visible > 0 {
-            self.wake(Queue::Orchestrator, Reach::Any, Some(visible));
+            _ if woken => self.wake(Queue::Orchestrator, Reach::Any, None),
+            Some(expected) => self.woke(Queue::Orchestrator, expected),
+            None => {}
         }
         if let Some(at) = timers.into_iter().min() {
             self.due(Queue::Orchestrator, at);
@@ -446,10 +472,12 @@ impl Layer for Wakeup {
         token: &str,
         completion: Option<WorkItem>,
     ) -> Result<(), ProviderError> {
-        let completes = completion.is_some();
+        let completes = completion
+            .is_some()
+            .then(|| self.expect(Queue::Orchestrator, Reach::Any, 1));
         next.ack_work_item(token, completion).await?;
-        if completes {
-            self.wake(Queue::Orchestrator, Reach::Any, Some(1));
+        if let Some(expected) = completes {
+            self.woke(Queue::Orchestrator, expected);
         }
         Ok(())
     }
@@ -461,8 +489,13 @@ impl Layer for Wakeup {
         delay: Option<Duration>,
     ) -> Result<(), ProviderError> {
         let visible = item.clone();
+        let now =
+            visible_now(&visible, delay).then(|| self.expect(Queue::Orchestrator, Reach::Any, 1));
         next.enqueue_for_orchestrator(item, delay).await?;
-        self.enqueued_for_orchestrator(&visible, delay);
+        match now {
+            Some(expected) => self.woke(Queue::Orchestrator, expected),
+            None => self.enqueued_for_orchestrator(&visible, delay),
+        }
         Ok(())
     }
 
@@ -471,9 +504,9 @@ impl Layer for Wakeup {
         next: &Arc<dyn Provider>,
         item: WorkItem,
     ) -> Result<(), ProviderError> {
-        let reach = reach_of(std::slice::from_ref(&item));
+        let expected = self.expect(Queue::Worker, reach_of(std::slice::from_ref(&item)), 1);
         next.enqueue_for_worker(item).await?;
-        self.wake(Queue::Worker, reach, Some(1));
+        self.woke(Queue::Worker, expected);
         Ok(())
     }
 

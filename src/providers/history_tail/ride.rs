@@ -126,6 +126,7 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
                 at.map(|at| waiting.remove(at))
             };
             if let Some(r) = untaken {
+                tracing::debug!(target: "duroxide_node::providers", held_ms = hold.as_millis() as u64, "no fetch took an item an ack fetched; giving it back");
                 (r.abandon)(token).await;
             }
         });
