@@ -1,0 +1,280 @@
+//! The looks of one queue: which are skipped, and when.
+use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A store fetch that finds an item (or nothing) and counts its calls.
+fn counting(
+    calls: &AtomicUsize,
+    found: bool,
+) -> impl Fn() -> std::future::Ready<Result<Option<()>, ProviderError>> + '_ {
+    move || {
+        calls.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Ok(found.then_some(())))
+    }
+}
+
+fn who<'a>(filter: &'a str, owner: &'a str) -> Fetcher<'a> {
+    Fetcher { filter, owner }
+}
+
+/// How many store calls `look` made, its fetch finding nothing.
+async fn looks(signal: &Signal, look: Look, w: &Fetcher<'_>, calls: &AtomicUsize) -> usize {
+    store_calls(signal, look, w, calls, false).await
+}
+
+/// How many store calls `look` made, its fetch finding an item.
+async fn finds(signal: &Signal, look: Look, w: &Fetcher<'_>, calls: &AtomicUsize) -> usize {
+    store_calls(signal, look, w, calls, true).await
+}
+
+async fn store_calls(
+    signal: &Signal,
+    look: Look,
+    w: &Fetcher<'_>,
+    calls: &AtomicUsize,
+    found: bool,
+) -> usize {
+    let before = calls.load(Ordering::SeqCst);
+    signal.look(look, w, &counting(calls, found)).await.unwrap();
+    calls.load(Ordering::SeqCst) - before
+}
+
+#[tokio::test]
+async fn a_woken_look_is_skipped_until_a_new_wake_up() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let f = who("f", "");
+    signal.wake(Reach::Any, None);
+    assert_eq!(
+        looks(&signal, Look::IfNew, &f, &calls).await,
+        1,
+        "the first look after a wake-up runs"
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            looks(&signal, Look::IfNew, &f, &calls).await,
+            0,
+            "covered looks are skipped"
+        );
+    }
+    signal.wake(Reach::Any, None);
+    assert_eq!(
+        looks(&signal, Look::IfNew, &f, &calls).await,
+        1,
+        "a new wake-up makes the next look run"
+    );
+}
+
+#[tokio::test]
+async fn looks_for_a_time_and_other_filters_always_run() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    assert_eq!(looks(&signal, Look::IfNew, &who("f", ""), &calls).await, 1);
+    assert_eq!(
+        looks(&signal, Look::Always, &who("f", ""), &calls).await,
+        1,
+        "an Always look runs though covered"
+    );
+    assert_eq!(
+        looks(&signal, Look::IfNew, &who("other tags", ""), &calls).await,
+        1,
+        "another filter's empty look covers nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_look_that_found_something_covers_nothing() {
+    let signal = Signal::default();
+    signal.wake(Reach::Any, None);
+    let found = || std::future::ready(Ok::<_, ProviderError>(Some(())));
+    let r = signal.look(Look::IfNew, &who("f", ""), &found).await;
+    assert!(r.unwrap().is_some());
+    let calls = AtomicUsize::new(0);
+    assert_eq!(
+        looks(&signal, Look::IfNew, &who("f", ""), &calls).await,
+        1,
+        "there may be more: the next waiter looks"
+    );
+}
+
+#[tokio::test]
+async fn one_owners_empty_look_covers_others_only_for_items_any_owner_takes() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let (a, b) = (who("tags", "slot-a"), who("tags", "slot-b"));
+    // Both slots waiting: each has looked once and found nothing.
+    looks(&signal, Look::Always, &a, &calls).await;
+    looks(&signal, Look::Always, &b, &calls).await;
+
+    signal.wake(Reach::Any, None);
+    assert_eq!(looks(&signal, Look::IfNew, &a, &calls).await, 1);
+    assert_eq!(
+        looks(&signal, Look::IfNew, &b, &calls).await,
+        0,
+        "an item outside sessions that slot a did not find is not there for slot b"
+    );
+
+    signal.wake(Reach::Owned, None);
+    assert_eq!(looks(&signal, Look::IfNew, &a, &calls).await, 1);
+    assert_eq!(
+        looks(&signal, Look::IfNew, &b, &calls).await,
+        1,
+        "a session item may be slot b's alone"
+    );
+
+    signal.wake(Reach::Any, None);
+    assert_eq!(looks(&signal, Look::IfNew, &a, &calls).await, 1);
+    assert_eq!(
+        looks(&signal, Look::IfNew, &b, &calls).await,
+        0,
+        "slot b looked after the session wake-up; slot a after the latest"
+    );
+}
+
+#[tokio::test]
+async fn an_owner_that_never_looked_empty_is_not_covered() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    looks(&signal, Look::Always, &who("tags", "slot-a"), &calls).await;
+    assert_eq!(
+        looks(&signal, Look::IfNew, &who("tags", "slot-b"), &calls).await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_passed_due_time_uncovers_every_filter_and_owner_once() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let (a, b, c) = (who("f", "slot-a"), who("f", "slot-b"), who("g", ""));
+    for w in [&a, &b, &c] {
+        looks(&signal, Look::Always, w, &calls).await;
+    }
+    let due = Instant::now() + Duration::from_millis(5);
+    signal.due_at(due);
+    signal.due_passed(Instant::now());
+    assert_eq!(signal.next_due(), Some(due), "not passed yet");
+    assert_eq!(looks(&signal, Look::IfNew, &c, &calls).await, 0);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    // Whoever notices it first, every filter and owner looks once: the
+    // message may be a session's or any filter's.
+    signal.due_passed(Instant::now());
+    assert_eq!(signal.next_due(), None, "forgotten once passed");
+    for w in [&a, &b, &c] {
+        assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 1);
+        assert_eq!(looks(&signal, Look::IfNew, w, &calls).await, 0);
+    }
+}
+
+#[tokio::test]
+async fn once_every_counted_item_is_found_woken_and_returning_looks_are_skipped() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let (a, b) = (who("f", "slot-a"), who("f", "slot-b"));
+    // Nothing is known before the first empty look: a slot back from
+    // work looks (a backlog from before the process started).
+    assert_eq!(finds(&signal, Look::First, &a, &calls).await, 1);
+    assert_eq!(finds(&signal, Look::First, &a, &calls).await, 1);
+    assert_eq!(looks(&signal, Look::First, &a, &calls).await, 1);
+    assert_eq!(looks(&signal, Look::First, &b, &calls).await, 1);
+
+    signal.wake(Reach::Any, Some(2));
+    assert_eq!(finds(&signal, Look::IfNew, &a, &calls).await, 1);
+    assert_eq!(
+        finds(&signal, Look::IfNew, &b, &calls).await,
+        1,
+        "one of the two announced items is still unfound"
+    );
+    signal.wake(Reach::Any, Some(1));
+    assert_eq!(finds(&signal, Look::IfNew, &a, &calls).await, 1);
+    for (look, w) in [(Look::IfNew, &b), (Look::First, &a), (Look::First, &b)] {
+        assert_eq!(
+            looks(&signal, look, w, &calls).await,
+            0,
+            "all three announced items were found"
+        );
+    }
+    assert_eq!(
+        looks(&signal, Look::First, &who("f", "slot-c"), &calls).await,
+        1,
+        "an owner that never found nothing may have session items waiting"
+    );
+    assert_eq!(
+        looks(&signal, Look::Always, &a, &calls).await,
+        1,
+        "a look for a time still runs"
+    );
+}
+
+#[tokio::test]
+async fn an_uncounted_wake_up_or_a_second_filter_ends_skipping_by_count() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let f = who("f", "");
+    assert_eq!(looks(&signal, Look::First, &f, &calls).await, 1);
+    signal.wake(Reach::Any, Some(1));
+    signal.wake(Reach::Owned, None);
+    assert_eq!(finds(&signal, Look::IfNew, &f, &calls).await, 1);
+    assert_eq!(
+        looks(&signal, Look::First, &f, &calls).await,
+        1,
+        "another process's notification does not say how many"
+    );
+
+    signal.wake(Reach::Any, Some(1));
+    assert_eq!(finds(&signal, Look::IfNew, &f, &calls).await, 1);
+    assert_eq!(looks(&signal, Look::First, &f, &calls).await, 0);
+    assert_eq!(looks(&signal, Look::Always, &who("g", ""), &calls).await, 1);
+    signal.wake(Reach::Any, Some(1));
+    assert_eq!(finds(&signal, Look::IfNew, &f, &calls).await, 1);
+    assert_eq!(
+        looks(&signal, Look::First, &f, &calls).await,
+        1,
+        "with two filters an item found by one may be the other's"
+    );
+}
+
+/// Regression: an empty look that ran while a call was committing its
+/// items set the count to zero; the call's wake-up then said nothing was
+/// left, and the woken looks were skipped until the fallback tick.
+#[tokio::test]
+async fn an_empty_look_while_a_counted_call_commits_does_not_cover_its_items() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let f = who("f", "");
+    assert_eq!(looks(&signal, Look::First, &f, &calls).await, 1);
+    let committing = signal.expect(Reach::Any, 1);
+    // The look's fetch ran before the commit.
+    assert_eq!(looks(&signal, Look::Always, &f, &calls).await, 1);
+    committing.woke();
+    assert_eq!(
+        finds(&signal, Look::IfNew, &f, &calls).await,
+        1,
+        "the woken look runs and finds the committed item"
+    );
+    assert_eq!(
+        looks(&signal, Look::First, &f, &calls).await,
+        0,
+        "then every counted item is found"
+    );
+}
+
+/// An item found between its call's commit and its wake-up is counted
+/// off against itself.
+#[tokio::test]
+async fn an_item_found_before_its_wake_up_is_counted_off_once() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let f = who("f", "");
+    assert_eq!(looks(&signal, Look::First, &f, &calls).await, 1);
+    let committing = signal.expect(Reach::Any, 1);
+    // A look that always runs (the fallback tick) takes it first.
+    assert_eq!(finds(&signal, Look::Always, &f, &calls).await, 1);
+    committing.woke();
+    assert_eq!(
+        looks(&signal, Look::IfNew, &f, &calls).await,
+        0,
+        "nothing counted is left to look for"
+    );
+}
