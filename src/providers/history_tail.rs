@@ -6,8 +6,8 @@
 //! chain the fetch's server time grew from 1.1 to 4.2 ms per turn and was
 //! 43% of the run, and the turn's time grew with the history. This layer,
 //! one per provider, under the retry layer, keeps the history of instances
-//! its turns acked (those with at least [`MIN_EVENTS`] events, at most
-//! [`MAX_ENTRIES`] instances and [`MAX_EVENTS`] events, least recently used
+//! its turns acked (`history_tail/histories.rs`: those of at least 16
+//! events, at most 128 instances and 100,000 events, least recently used
 //! forgotten first) and fetches through a function derived from the crate's
 //! (`history_tail/sql.rs`) that is told what it holds: for an instance it
 //! holds, the store sends the events after the last one it holds, provided
@@ -25,7 +25,6 @@
 //! The layer also runs the acks that carry the next fetch of the queue they
 //! feed (`ride.rs`): the worker ack's is this tail fetch.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,99 +38,17 @@ use duroxide::Event;
 use sqlx::PgPool;
 
 use super::layer::{Layer, Stacked};
+use histories::Histories;
 use ride::{tags, Tags};
 use row::Row;
 
+mod histories;
 mod ride;
 mod row;
 mod sql;
 #[cfg(test)]
 mod tests;
 mod turn_ack;
-
-/// Histories shorter than this are cheap to fetch whole; not kept.
-const MIN_EVENTS: usize = 16;
-/// Instances whose history is kept (each is named in every fetch).
-const MAX_ENTRIES: usize = 128;
-/// Events kept across all instances.
-const MAX_EVENTS: usize = 100_000;
-/// Turns in flight that are remembered; more means locks were lost unseen.
-const MAX_IN_FLIGHT: usize = 1024;
-
-/// One instance's history as this process last acked it.
-struct Held {
-    instance: String,
-    execution_id: u64,
-    /// The instance row's `created_at` in µs, which identifies the row.
-    created_us: i64,
-    history: Vec<Event>,
-}
-
-impl Held {
-    fn last_event_id(&self) -> u64 {
-        self.history.last().map_or(0, |e| e.event_id)
-    }
-}
-
-#[derive(Default)]
-struct Histories {
-    /// instance -> its history and when it was last put back.
-    held: HashMap<String, (Held, u64)>,
-    puts: u64,
-    events: usize,
-    /// lock token -> the history handed to that turn.
-    in_flight: HashMap<String, Held>,
-    /// lock token -> instance, for every turn that holds a lock this layer
-    /// fetched, until its ack or abandon has run.
-    turning: HashMap<String, String>,
-}
-
-impl Histories {
-    fn take(&mut self, instance: &str) -> Option<Held> {
-        let (held, _) = self.held.remove(instance)?;
-        self.events -= held.history.len();
-        Some(held)
-    }
-
-    fn put(&mut self, held: Held) {
-        if held.history.len() < MIN_EVENTS {
-            return;
-        }
-        self.take(&held.instance);
-        self.puts += 1;
-        self.events += held.history.len();
-        self.held.insert(held.instance.clone(), (held, self.puts));
-        while self.held.len() > MAX_ENTRIES || self.events > MAX_EVENTS {
-            let oldest = self
-                .held
-                .iter()
-                .min_by_key(|(_, (_, at))| *at)
-                .map(|(i, _)| i.clone());
-            match oldest {
-                Some(oldest) => self.take(&oldest),
-                None => break,
-            };
-        }
-    }
-
-    /// A turn's lock is gone (acked, abandoned or lost).
-    fn ended(&mut self, token: &str) {
-        self.in_flight.remove(token);
-        self.turning.remove(token);
-    }
-
-    /// What the fetch tells the store: ids, executions, last event ids, rows.
-    fn known(&self) -> (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>) {
-        let mut known = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (h, _) in self.held.values() {
-            known.0.push(h.instance.clone());
-            known.1.push(h.execution_id as i64);
-            known.2.push(h.last_event_id() as i64);
-            known.3.push(h.created_us);
-        }
-        known
-    }
-}
 
 pub(crate) struct HistoryTail {
     pool: PgPool,
@@ -141,6 +58,10 @@ pub(crate) struct HistoryTail {
     worker_ride: Option<String>,
     /// The turn's ack that also fetches a worker item, when it installed.
     turn_ride: Option<String>,
+    /// The tail fetch and the crate's worker fetch, each committing without
+    /// waiting for its WAL flush (`sql::ASYNC_COMMIT`), when they installed.
+    async_fetch: Option<String>,
+    async_work_fetch: Option<String>,
     turns: ride::Rides<Range, OrchestrationItem>,
     work: ride::Rides<Tags, WorkItem>,
     histories: Arc<Mutex<Histories>>,
@@ -235,11 +156,27 @@ impl HistoryTail {
         } else {
             (None, None)
         };
+        // `off`: fetches commit as the crate's do, for A/B runs.
+        let (async_fetch, async_work_fetch) =
+            if std::env::var("DUROXIDE_NODE_ASYNC_FETCH").as_deref() != Ok("off") {
+                (
+                    sql::install_async_fetch(pool, schema, &function)
+                        .await
+                        .unwrap_or_else(or_none),
+                    sql::install_async_work_fetch(pool, schema)
+                        .await
+                        .unwrap_or_else(or_none),
+                )
+            } else {
+                (None, None)
+            };
         Ok(Some(Self {
             pool: pool.clone(),
             function,
             worker_ride,
             turn_ride,
+            async_fetch,
+            async_work_fetch,
             turns: ride::Rides::default(),
             work: ride::Rides::default(),
             histories: Arc::default(),
@@ -261,7 +198,10 @@ impl HistoryTail {
         let now_ms = now_ms();
         let (function, args) = match (ack, &self.worker_ride) {
             (Some(_), Some(ride)) => (ride, "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"),
-            _ => (&self.function, "$1, $2, $3, $4, $5, $6, $7, $8"),
+            _ => (
+                self.async_fetch.as_ref().unwrap_or(&self.function),
+                "$1, $2, $3, $4, $5, $6, $7, $8",
+            ),
         };
         let sql = format!(
             "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
@@ -287,6 +227,46 @@ impl HistoryTail {
             .bind(range.1)
             .fetch_optional(&self.pool)
             .await
+    }
+}
+
+impl HistoryTail {
+    /// The crate's worker fetch committing asynchronously, parsed as the
+    /// crate parses it; `None` when it is not installed or failed (nothing
+    /// was locked: the crate's own fetch then reports the store's state).
+    async fn fetch_work(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        tags: &Tags,
+    ) -> Option<Option<(WorkItem, String, u32)>> {
+        let function = self.async_work_fetch.as_ref()?;
+        let row: Option<(String, String, i32)> = sqlx::query_as(&format!(
+            "SELECT out_work_item, out_lock_token, out_attempt_count \
+             FROM {function}($1, $2, $3, $4, $5, $6)"
+        ))
+        .bind(now_ms())
+        .bind(lock_timeout.as_millis() as i64)
+        .bind(session.map(|s| s.owner_id.as_str()))
+        .bind(session.map(|s| s.lock_timeout.as_millis() as i64))
+        .bind(&tags.1)
+        .bind(tags.0)
+        .fetch_optional(&self.pool)
+        .await
+        .ok()?;
+        let Some((item, token, attempts)) = row else {
+            return Some(None);
+        };
+        match serde_json::from_str::<WorkItem>(&item) {
+            Ok(item) => Some(Some((item, token, attempts as u32))),
+            // Locked and unreadable: back without an attempt counted, for
+            // the crate's own fetch to report what is wrong with it.
+            Err(_) => {
+                let _ = next.abandon_work_item(&token, None, true).await;
+                None
+            }
+        }
     }
 }
 
@@ -412,9 +392,13 @@ impl Layer for HistoryTail {
             self.ridden_work.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(item));
         }
-        let fetched = next
-            .fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
-            .await?;
+        let fetched = match self.fetch_work(next, lock_timeout, session, &key).await {
+            Some(fetched) => fetched,
+            None => {
+                next.fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)
+                    .await?
+            }
+        };
         let asked = ride::Asked { lock_timeout, key };
         self.work.fetched(asked, fetched.is_some());
         Ok(fetched)

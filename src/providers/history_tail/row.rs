@@ -11,7 +11,8 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
-use super::{ride, Held, HistoryTail, MAX_IN_FLIGHT};
+use super::histories::{Held, MAX_IN_FLIGHT};
+use super::{ride, HistoryTail};
 
 pub(super) type Row = (
     String,

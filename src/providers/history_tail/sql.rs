@@ -53,6 +53,62 @@ fn edits(name: &str, instances: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The crate's fetch picks the first visible instance no lock holds and
+/// then waits for that instance's advisory lock; fetches running together
+/// all pick the same first instance and wait on each other's commits (the
+/// server log of 200 hellos on four slots: 377 advisory-lock waits over
+/// 2 ms). Ours tries the lock and, when a concurrent fetch or ack holds it,
+/// takes the next candidate instead (`OFFSET v_skip`). When every candidate
+/// was held it goes back to the crate's way from the first one (`v_block`),
+/// so it returns empty only when the crate's fetch would have. `None` when
+/// the text is not the one this was written against; the fetch then waits
+/// as the crate's does.
+fn try_locks(def: &str) -> Option<String> {
+    const PICK: &str = "LIMIT 1;";
+    const NONE_LEFT: &str = "RETURN;";
+    const WAIT: &str = "PERFORM pg_advisory_xact_lock(hashtext(v_instance_id));";
+    const DECLARED: &str = "v_lock_acquired INTEGER;";
+    // Both candidate queries (with and without a version range), then the
+    // return when neither found one, then the wait, in that order.
+    let picks: Vec<usize> = def.match_indices(PICK).map(|(at, _)| at).collect();
+    let none_left = def.find(NONE_LEFT)?;
+    let wait = def.find(WAIT)?;
+    let ordered = picks.len() == 2
+        && def.matches(WAIT).count() == 1
+        && def.matches(DECLARED).count() == 1
+        && picks[1] < none_left
+        && none_left < wait;
+    if !ordered {
+        return None;
+    }
+    let mut def = def.to_string();
+    def = def.replacen(
+        WAIT,
+        "IF v_block THEN\n\
+         PERFORM pg_advisory_xact_lock(hashtext(v_instance_id));\n\
+         ELSIF NOT pg_try_advisory_xact_lock(hashtext(v_instance_id)) THEN\n\
+         v_skip := v_skip + 1;\n\
+         CONTINUE;\n\
+         END IF;",
+        1,
+    );
+    def.replace_range(
+        none_left..none_left + NONE_LEFT.len(),
+        "IF v_skip > 0 THEN\n\
+         v_skip := 0;\n\
+         v_block := true;\n\
+         CONTINUE;\n\
+         END IF;\n\
+         RETURN;",
+    );
+    def = def.replace(PICK, "LIMIT 1 OFFSET v_skip;");
+    Some(def.replacen(
+        DECLARED,
+        "v_lock_acquired INTEGER;\n            v_skip INTEGER := 0;\n            v_block BOOLEAN := false;",
+        1,
+    ))
+}
+
 /// FNV-1a: a name that is the same in every process for the same text.
 fn fingerprint(text: &str) -> u32 {
     text.bytes().fold(0x811c_9dc5u32, |h, b| {
@@ -65,12 +121,15 @@ fn quote_ident(ident: &str) -> String {
 }
 
 /// Our function's definition from the crate's, named after its own text
-/// (a changed derivation or crate function is another function); `None`
-/// when an anchor is missing or repeated.
-pub(super) fn derive(crate_def: &str, schema: &str) -> Option<(String, String)> {
+/// (a changed derivation or crate function is another function), trying
+/// instance locks when `tries` ([`try_locks`]); `None` when an anchor is
+/// missing or repeated.
+pub(super) fn derive(crate_def: &str, schema: &str, tries: bool) -> Option<(String, String)> {
     const NAME: &str = "duroxide_node_fetch_tail_NAME";
     let instances = format!("{}.instances", quote_ident(schema));
-    let mut def = crate_def.to_string();
+    let mut def = try_locks(crate_def)
+        .filter(|_| tries)
+        .unwrap_or_else(|| crate_def.to_string());
     for (anchor, replacement) in edits(NAME, &instances) {
         if def.matches(anchor).count() != 1 {
             return None;
@@ -94,7 +153,9 @@ pub(super) async fn install(pool: &PgPool, schema: &str) -> Result<Option<String
             .bind(&crate_fn)
             .fetch_one(pool)
             .await?;
-    let Some((name, def)) = crate_def.and_then(|d| derive(&d, schema)) else {
+    // `off`: fetches wait for a held instance as the crate's do (A/B runs).
+    let tries = std::env::var("DUROXIDE_NODE_TRY_LOCKS").as_deref() != Ok("off");
+    let Some((name, def)) = crate_def.and_then(|d| derive(&d, schema, tries)) else {
         return Ok(None);
     };
     install_once(
@@ -108,15 +169,18 @@ pub(super) async fn install(pool: &PgPool, schema: &str) -> Result<Option<String
     Ok(Some(name))
 }
 
-/// A call that acks and then fetches, in one transaction and one round
-/// trip (`ride.rs`): the crate's own ack function, then a fetch function,
-/// with the fetch's result. `args` are the SQL parameter declarations,
-/// `types` their types (the signature `install_once` looks up).
+/// A call that runs something and then fetches, in one transaction and
+/// one round trip: the crate's own ack function (`ride.rs`), or the setting
+/// that lets a fetch commit without waiting for its WAL flush; then a
+/// fetch function, with the fetch's result. `args` are the SQL parameter
+/// declarations, `types` their types (the signature `install_once` looks
+/// up).
 struct Ride<'a> {
     prefix: &'a str,
     args: &'a str,
     types: &'a str,
-    ack: String,
+    /// Runs first, in the same transaction (`PERFORM`).
+    first: String,
     fetch: String,
     /// The fetch function whose result type this one returns.
     result_of: String,
@@ -139,13 +203,13 @@ impl Ride<'_> {
              LANGUAGE plpgsql\n\
              AS $ride$\n\
              BEGIN\n\
-               PERFORM {ack};\n\
+               PERFORM {first};\n\
                RETURN QUERY SELECT * FROM {fetch};\n\
              END\n\
              $ride$",
             schema_q = quote_ident(schema),
             args = self.args,
-            ack = self.ack,
+            first = self.first,
             fetch = self.fetch,
         );
         let name = format!("{}_{:08x}", self.prefix, fingerprint(&def));
@@ -175,7 +239,7 @@ pub(super) async fn install_worker_ride(
                p_min_version bigint, p_max_version bigint",
         types:
             "(text,text,text,bigint,text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)",
-        ack: format!("{s}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms)"),
+        first: format!("{s}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms)"),
         fetch: format!(
             "{tail}(p_known_ids, p_known_executions, p_known_last, p_known_created_us, \
              p_now_ms, p_lock_timeout_ms, p_min_version, p_max_version)"
@@ -206,7 +270,7 @@ pub(super) async fn install_turn_ride(
                p_metadata jsonb, p_cancelled_activities jsonb, p_lock_timeout_ms bigint, \
                p_tag_filter text[], p_tag_mode text",
         types: "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb,bigint,text[],text)",
-        ack: format!(
+        first: format!(
             "{s}.ack_orchestration_item(p_lock_token, p_now_ms, p_execution_id, \
              p_history_delta, p_worker_items, p_orchestrator_items, p_metadata, \
              p_cancelled_activities)"
@@ -215,6 +279,64 @@ pub(super) async fn install_turn_ride(
             "{s}.fetch_work_item(p_now_ms, p_lock_timeout_ms, NULL, NULL, p_tag_filter, p_tag_mode)"
         ),
         result_of: format!("{s}.fetch_work_item(bigint,bigint,text,bigint,text[],text)"),
+    }
+    .install(pool, schema)
+    .await
+}
+
+/// A fetch's transaction takes locks and counts an attempt, nothing a
+/// user was told of: if the server loses its commit in a crash, the item is
+/// fetched again, as when a lock expires. So a plain fetch (not one riding
+/// an ack) need not wait for its WAL flush, which on a busy server costs
+/// more than the fetch (an fsync per commit, one at a time). Any later
+/// commit on the server, such as that fetch's ack, flushes it with itself.
+const ASYNC_COMMIT: &str = "set_config('synchronous_commit', 'off', true)";
+
+/// The tail fetch with an asynchronous commit, for fetches that do not
+/// ride an ack.
+pub(super) async fn install_async_fetch(
+    pool: &PgPool,
+    schema: &str,
+    tail: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    Ride {
+        prefix: "duroxide_node_fetch_async",
+        args: "p_known_ids text[], p_known_executions bigint[], p_known_last bigint[], \
+               p_known_created_us bigint[], p_now_ms bigint, p_lock_timeout_ms bigint, \
+               p_min_version bigint, p_max_version bigint",
+        types: "(text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)",
+        first: ASYNC_COMMIT.into(),
+        fetch: format!(
+            "{tail}(p_known_ids, p_known_executions, p_known_last, p_known_created_us, \
+             p_now_ms, p_lock_timeout_ms, p_min_version, p_max_version)"
+        ),
+        result_of: format!("{tail}(text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)"),
+    }
+    .install(pool, schema)
+    .await
+}
+
+/// The crate's `fetch_work_item` with an asynchronous commit.
+pub(super) async fn install_async_work_fetch(
+    pool: &PgPool,
+    schema: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let s = quote_ident(schema);
+    let fetch = format!("{s}.fetch_work_item(bigint,bigint,text,bigint,text[],text)");
+    if !exists(pool, &fetch).await? {
+        return Ok(None);
+    }
+    Ride {
+        prefix: "duroxide_node_fetch_work_async",
+        args: "p_now_ms bigint, p_lock_timeout_ms bigint, p_owner_id text, \
+               p_session_lock_timeout_ms bigint, p_tag_names text[], p_tag_mode text",
+        types: "(bigint,bigint,text,bigint,text[],text)",
+        first: ASYNC_COMMIT.into(),
+        fetch: format!(
+            "{s}.fetch_work_item(p_now_ms, p_lock_timeout_ms, p_owner_id, \
+             p_session_lock_timeout_ms, p_tag_names, p_tag_mode)"
+        ),
+        result_of: fetch,
     }
     .install(pool, schema)
     .await
@@ -246,18 +368,4 @@ async fn install_once(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_definition_without_the_anchors_is_not_derived() {
-        assert!(derive("CREATE FUNCTION s.other() RETURNS void", "s").is_none());
-    }
-
-    #[test]
-    fn the_name_follows_the_crate_text() {
-        let a = fingerprint("one definition");
-        assert_eq!(a, fingerprint("one definition"));
-        assert_ne!(a, fingerprint("another definition"));
-    }
-}
+mod tests;

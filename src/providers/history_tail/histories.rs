@@ -1,0 +1,91 @@
+//! The histories a provider's tail fetch holds: those of instances its
+//! turns acked, taken out while a turn holds the instance's lock and put
+//! back by its ack (`history_tail.rs`).
+
+use std::collections::HashMap;
+
+use duroxide::Event;
+
+/// Histories shorter than this are cheap to fetch whole; not kept.
+pub(super) const MIN_EVENTS: usize = 16;
+/// Instances whose history is kept (each is named in every fetch).
+const MAX_ENTRIES: usize = 128;
+/// Events kept across all instances.
+const MAX_EVENTS: usize = 100_000;
+/// Turns in flight that are remembered; more means locks were lost unseen.
+pub(super) const MAX_IN_FLIGHT: usize = 1024;
+
+/// One instance's history as this process last acked it.
+pub(super) struct Held {
+    pub(super) instance: String,
+    pub(super) execution_id: u64,
+    /// The instance row's `created_at` in µs, which identifies the row.
+    pub(super) created_us: i64,
+    pub(super) history: Vec<Event>,
+}
+
+impl Held {
+    pub(super) fn last_event_id(&self) -> u64 {
+        self.history.last().map_or(0, |e| e.event_id)
+    }
+}
+
+#[derive(Default)]
+pub(super) struct Histories {
+    /// instance -> its history and when it was last put back.
+    pub(super) held: HashMap<String, (Held, u64)>,
+    puts: u64,
+    events: usize,
+    /// lock token -> the history handed to that turn.
+    pub(super) in_flight: HashMap<String, Held>,
+    /// lock token -> instance, for every turn that holds a lock this layer
+    /// fetched, until its ack or abandon has run.
+    pub(super) turning: HashMap<String, String>,
+}
+
+impl Histories {
+    pub(super) fn take(&mut self, instance: &str) -> Option<Held> {
+        let (held, _) = self.held.remove(instance)?;
+        self.events -= held.history.len();
+        Some(held)
+    }
+
+    pub(super) fn put(&mut self, held: Held) {
+        if held.history.len() < MIN_EVENTS {
+            return;
+        }
+        self.take(&held.instance);
+        self.puts += 1;
+        self.events += held.history.len();
+        self.held.insert(held.instance.clone(), (held, self.puts));
+        while self.held.len() > MAX_ENTRIES || self.events > MAX_EVENTS {
+            let oldest = self
+                .held
+                .iter()
+                .min_by_key(|(_, (_, at))| *at)
+                .map(|(i, _)| i.clone());
+            match oldest {
+                Some(oldest) => self.take(&oldest),
+                None => break,
+            };
+        }
+    }
+
+    /// A turn's lock is gone (acked, abandoned or lost).
+    pub(super) fn ended(&mut self, token: &str) {
+        self.in_flight.remove(token);
+        self.turning.remove(token);
+    }
+
+    /// What the fetch tells the store: ids, executions, last event ids, rows.
+    pub(super) fn known(&self) -> (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>) {
+        let mut known = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (h, _) in self.held.values() {
+            known.0.push(h.instance.clone());
+            known.1.push(h.execution_id as i64);
+            known.2.push(h.last_event_id() as i64);
+            known.3.push(h.created_us);
+        }
+        known
+    }
+}
