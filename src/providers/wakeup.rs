@@ -15,13 +15,16 @@
 //!   abandon), learned from this process's acks or from a notification;
 //! - the fallback tick ([`FALLBACK`]): notifications can be lost (the listen
 //!   connection drops, another process crashes after committing, a lease
-//!   expires), so the store is looked at again at least this often. A lost
-//!   notification costs latency, never work.
+//!   expires), so the store is looked at again at least this often. One
+//!   slot's empty look covers the others' ticks for items any slot may
+//!   take; a session owner looks for the items only it may take at least
+//!   every [`OWNER_TICKS`] ticks. A lost notification costs latency, never
+//!   work.
 //!
 //! A wake-up wakes every waiter of its queue, but woken waiters look one
 //! at a time and skip looks that empty looks since the wake-up cover
-//! (`wakeup/signal.rs`). Looks for a time (the fallback tick, a due time)
-//! and a dispatcher's first look after work always run.
+//! (`wakeup/signal.rs`). Looks for a due time always run; a dispatcher's
+//! first look after work runs unless covered.
 //!
 //! `DUROXIDE_NODE_WAKEUP` (read when the provider connects) switches it, for
 //! tests and comparisons: `on` (default), `local` (no LISTEN/NOTIFY: a
@@ -79,7 +82,24 @@ pub(crate) struct Wakeups {
     skip_covered: bool,
 }
 
+/// How many fallback ticks a session owner's own look may be covered by
+/// other owners' looks: session items unannounced to this process wait at
+/// most this many ticks for the one owner that may take them.
+const OWNER_TICKS: u32 = 10;
+
 impl Wakeups {
+    /// A fallback tick's look: covered by an empty look of any slot with
+    /// the same filter within the last tick, and of the same owner within
+    /// the last [`OWNER_TICKS`].
+    fn tick(&self) -> Look {
+        let now = Instant::now();
+        let ago = |d: Duration| now.checked_sub(d).unwrap_or(now);
+        Look::Tick(signal::Tick {
+            any: ago(self.fallback),
+            own: ago(self.fallback * OWNER_TICKS),
+        })
+    }
+
     fn signal(&self, queue: Queue) -> &Signal {
         match queue {
             Queue::Orchestrator => &self.orchestrator,
@@ -136,7 +156,8 @@ impl Wakeups {
             if now >= end {
                 return Ok(None);
             }
-            let mut until = end.min(now + self.fallback);
+            let tick_at = now + self.fallback;
+            let mut until = end.min(tick_at);
             // A due time that passed since `due_passed` makes `until` past:
             // the next round wakes every waiter for it.
             if let Some(due) = signal.next_due() {
@@ -152,7 +173,10 @@ impl Wakeups {
             look = tokio::select! {
                 biased;
                 _ = given_up => return Ok(None),
-                _ = tokio::time::sleep_until(until.into()) => Look::Always,
+                _ = tokio::time::sleep_until(until.into()) => match until == tick_at {
+                    true => self.tick(),
+                    false => Look::Always,
+                },
                 _ = &mut woken => match self.skip_covered {
                     true => Look::IfNew,
                     false => Look::Always,

@@ -66,14 +66,32 @@ const MAX_OWNERS: usize = 256;
 /// Why a waiter looks at the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Look {
-    /// A look for a time (the fallback tick, a due time): always runs.
+    /// A look for a time (a due time): always runs.
     Always,
+    /// The fallback tick, for items nobody announced: skipped when, since
+    /// the latest wake-up, an empty look with the same filter began at or
+    /// after `any` and one of the same owner at or after `own` (a
+    /// [`Tick`]). Every waiter of a queue ticks, so without this an idle
+    /// process looked once a second per slot (48 looks a second for four
+    /// runtimes of one provider).
+    Tick(Tick),
     /// The first look of a fetch (a slot back from work, or a new one):
     /// skipped if covered, without waiting for woken looks.
     First,
     /// After a wake-up: skipped if covered by empty looks since; woken
     /// looks take turns.
     IfNew,
+}
+
+/// The oldest empty looks that cover a fallback tick ([`Look::Tick`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Tick {
+    /// By any owner with the same filter: items outside sessions, which any
+    /// slot may take, are looked for once a tick whoever looks.
+    pub(super) any: Instant,
+    /// By the same owner: session items that only this owner may take are
+    /// looked for less often (duroxide gives every worker slot an owner).
+    pub(super) own: Instant,
 }
 
 /// Who can take what a wake-up announced.
@@ -97,6 +115,8 @@ pub(super) struct Fetcher<'a> {
 #[derive(Clone, Copy)]
 struct Empty {
     generation: u64,
+    /// When it began.
+    at: Instant,
 }
 
 #[derive(Default)]
@@ -120,6 +140,20 @@ impl Looks {
     /// item announced since was found.
     fn covered(&self, who: &Fetcher<'_>) -> bool {
         self.empty_since(who) || self.all_found(who)
+    }
+
+    /// Whether empty looks since the latest wake-ups, begun no earlier
+    /// than `tick` says, cover `who`'s fallback tick.
+    fn ticked(&self, who: &Fetcher<'_>, tick: Tick) -> bool {
+        let own = self
+            .by_owner
+            .get(&(who.filter.to_string(), who.owner.to_string()))
+            .is_some_and(|own| own.at >= tick.own);
+        let any = self
+            .by_filter
+            .get(who.filter)
+            .is_some_and(|any| any.at >= tick.any);
+        own && any && self.empty_since(who)
     }
 
     fn empty_since(&self, who: &Fetcher<'_>) -> bool {
@@ -288,21 +322,28 @@ impl Signal {
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Result<Option<T>, ProviderError>>,
     {
+        // Slots that started together tick together: they take turns, so
+        // the first one's empty look covers the rest.
         let _turn = match look {
             Look::Always | Look::First => None,
-            Look::IfNew => Some(self.turn.lock().await),
+            Look::IfNew | Look::Tick(_) => Some(self.turn.lock().await),
         };
-        let generation = {
+        let (generation, at) = {
             let looks = self.looks.lock().expect("looks");
-            if look != Look::Always && looks.covered(who) {
+            let covered = match look {
+                Look::Always => false,
+                Look::Tick(tick) => looks.ticked(who, tick),
+                Look::First | Look::IfNew => looks.covered(who),
+            };
+            if covered {
                 return Ok(None);
             }
-            looks.generation
+            (looks.generation, Instant::now())
         };
         let r = fetch().await;
         match &r {
             Ok(None) => {
-                let empty = Empty { generation };
+                let empty = Empty { generation, at };
                 self.looks.lock().expect("looks").found_nothing(who, empty);
             }
             Ok(Some(_)) => self.looks.lock().expect("looks").found(),

@@ -352,3 +352,36 @@ async fn a_passed_due_time_makes_every_filter_look() {
         "filter b found the message after {took:?}"
     );
 }
+
+/// Regression: every waiting slot looked at the store once a fallback tick
+/// (an idle process with four runtimes of one provider: 48 looks a second).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_provider_looks_once_a_fallback_tick_not_once_per_slot() {
+    const SLOTS: usize = 8;
+    let (_dir, store, _, fetches) = store("ticks").await;
+    let options = RuntimeOptions {
+        orchestration_concurrency: 1,
+        worker_concurrency: SLOTS,
+        ..Default::default()
+    };
+    let rt = Runtime::start_with_options(
+        store.clone(),
+        ActivityRegistry::builder().build(),
+        OrchestrationRegistry::builder().build(),
+        options,
+    )
+    .await;
+    // Every slot's first look, and its own look of its sessions, done.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = fetches.load(Ordering::SeqCst);
+    let ticks = 4;
+    tokio::time::sleep(super::FALLBACK * ticks + Duration::from_millis(300)).await;
+    let looks = fetches.load(Ordering::SeqCst) - before;
+    rt.shutdown(Some(1000)).await;
+    // One look a tick by whichever slot ticks first (ticks drift, so allow
+    // one more each); a slot's own look comes every ten ticks.
+    assert!(
+        looks <= 2 * ticks as usize,
+        "{looks} worker-queue looks in {ticks} fallback ticks with {SLOTS} slots idle"
+    );
+}

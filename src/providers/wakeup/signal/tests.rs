@@ -278,3 +278,53 @@ async fn an_item_found_before_its_wake_up_is_counted_off_once() {
         "nothing counted is left to look for"
     );
 }
+
+#[tokio::test]
+async fn a_fallback_tick_is_covered_by_recent_empty_looks_of_its_filter_and_owner() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let t0 = Instant::now();
+    let since = |at: Instant| Look::Tick(Tick { any: at, own: at });
+    assert_eq!(
+        looks(&signal, Look::Always, &who("f", "b"), &calls).await,
+        1
+    );
+    assert_eq!(
+        looks(&signal, Look::Always, &who("f", "a"), &calls).await,
+        1
+    );
+    assert_eq!(
+        looks(&signal, since(t0), &who("f", "b"), &calls).await,
+        0,
+        "a's empty look this tick and b's own within the owner period cover b's tick"
+    );
+    let own_too_old = Look::Tick(Tick {
+        any: t0,
+        own: Instant::now(),
+    });
+    assert_eq!(
+        looks(&signal, own_too_old, &who("f", "b"), &calls).await,
+        1,
+        "b's own empty look is older than the owner period: b looks"
+    );
+    let any_too_old = Look::Tick(Tick {
+        any: Instant::now(),
+        own: t0,
+    });
+    assert_eq!(
+        looks(&signal, any_too_old, &who("f", "a"), &calls).await,
+        1,
+        "no empty look of the filter began this tick"
+    );
+    assert_eq!(
+        looks(&signal, since(t0), &who("g", "a"), &calls).await,
+        1,
+        "another filter's looks do not cover it"
+    );
+    signal.wake(Reach::Any, None);
+    assert_eq!(
+        looks(&signal, since(t0), &who("f", "a"), &calls).await,
+        1,
+        "a wake-up since the empty looks"
+    );
+}
