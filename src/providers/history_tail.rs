@@ -139,7 +139,7 @@ impl HistoryTail {
             return Ok(None);
         };
         let or_none = |e: sqlx::Error| {
-            tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "could not install an ack that fetches; acks ack only");
+            tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "could not install a function derived from the crate's; that call stays the crate's");
             None
         };
         // `off`: acks ack only, for A/B runs and as a switch in the field.
