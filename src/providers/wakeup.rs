@@ -90,8 +90,11 @@ const OWNER_TICKS: u32 = 10;
 impl Wakeups {
     /// A fallback tick's look: covered by an empty look of any slot with
     /// the same filter within the last tick, and of the same owner within
-    /// the last [`OWNER_TICKS`].
+    /// the last [`OWNER_TICKS`]. With `LOOKS=every`, every tick looks.
     fn tick(&self) -> Look {
+        if !self.skip_covered {
+            return Look::Always;
+        }
         let now = Instant::now();
         let ago = |d: Duration| now.checked_sub(d).unwrap_or(now);
         Look::Tick(signal::Tick {

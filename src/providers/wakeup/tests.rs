@@ -54,6 +54,28 @@ async fn store(
     Arc<ended::Endings>,
     Arc<AtomicUsize>,
 ) {
+    let (dir, backend, counted, fetches) = counted_sqlite(name).await;
+    let endings = Arc::new(ended::Endings::default());
+    let store = with_wakeups(counted, &backend, endings.clone());
+    (dir, store, endings, fetches)
+}
+
+/// [`store`] with `DUROXIDE_NODE_WAKEUP_LOOKS=every`: no look is skipped.
+async fn store_looking_every_time(name: &str) -> (TempDir, Arc<dyn Provider>, Arc<AtomicUsize>) {
+    let (dir, backend, counted, fetches) = counted_sqlite(name).await;
+    let shared = Arc::new(Wakeups {
+        orchestrator: Default::default(),
+        worker: Default::default(),
+        fallback: super::FALLBACK,
+        skip_covered: false,
+    });
+    let store = stacked(counted, &backend, Default::default(), shared, false);
+    (dir, store, fetches)
+}
+
+/// A SQLite file store that counts worker-queue fetches, under the busy
+/// retry layer as in production.
+async fn counted_sqlite(name: &str) -> (TempDir, Backend, Arc<dyn Provider>, Arc<AtomicUsize>) {
     let dir = std::env::temp_dir().join(format!("dxwakeup-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
@@ -63,11 +85,8 @@ async fn store(
     };
     let fetches = Arc::new(AtomicUsize::new(0));
     let counted = Stacked::over(CountWorkFetches(fetches.clone()), Arc::new(sqlite));
-    // The production stack: busy errors are retried, not handed to duroxide.
     let counted = crate::providers::sqlite_retry::with_busy_retry(counted);
-    let endings = Arc::new(ended::Endings::default());
-    let store = with_wakeups(counted, &backend, endings.clone());
-    (TempDir(dir), store, endings, fetches)
+    (TempDir(dir), backend, counted, fetches)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -382,6 +401,36 @@ async fn an_idle_provider_looks_once_a_fallback_tick_not_once_per_slot() {
     // one more each); a slot's own look comes every ten ticks.
     assert!(
         looks <= 2 * ticks as usize,
+        "{looks} worker-queue looks in {ticks} fallback ticks with {SLOTS} slots idle"
+    );
+}
+
+/// Regression: `DUROXIDE_NODE_WAKEUP_LOOKS=every`, the A/B switch for
+/// skipping covered looks, still shared the fallback ticks among slots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_looks_every_each_idle_slot_looks_every_fallback_tick() {
+    const SLOTS: usize = 4;
+    let (_dir, store, fetches) = store_looking_every_time("every-tick").await;
+    let options = RuntimeOptions {
+        orchestration_concurrency: 1,
+        worker_concurrency: SLOTS,
+        ..Default::default()
+    };
+    let rt = Runtime::start_with_options(
+        store.clone(),
+        ActivityRegistry::builder().build(),
+        OrchestrationRegistry::builder().build(),
+        options,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = fetches.load(Ordering::SeqCst);
+    let ticks = 4;
+    tokio::time::sleep(super::FALLBACK * ticks + Duration::from_millis(300)).await;
+    let looks = fetches.load(Ordering::SeqCst) - before;
+    rt.shutdown(Some(1000)).await;
+    assert!(
+        looks >= SLOTS * (ticks as usize - 1),
         "{looks} worker-queue looks in {ticks} fallback ticks with {SLOTS} slots idle"
     );
 }
