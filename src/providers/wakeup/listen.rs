@@ -15,14 +15,19 @@
 //! - The listening connection is opened by the provider's first fetch: a
 //!   process that only runs clients (the CLI) never opens it, and never races
 //!   its own exit with a connect.
+//! - Announcements go out only while another process may hear them
+//!   (`listen/peers.rs`): a process alone on its schema sends its presence
+//!   every few seconds and nothing else.
 //! - The listening connection is its own (a pool of one with the provider's
 //!   connect options, `application_name` `duroxide_node_wakeup`), so it never
 //!   takes a slot of the provider's pool. If it
 //!   drops, it reconnects; what was announced meanwhile is found by the
 //!   fallback tick, and by the look every waiter takes after a reconnect.
 
+mod peers;
+
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::PgPool;
@@ -43,6 +48,9 @@ struct Pending {
     /// by the fallback tick.
     orchestrator_due: Option<u64>,
     worker_due: Option<u64>,
+    /// Our presence is owed (`listen/peers.rs`): this goes out even if no
+    /// other process is known to listen.
+    presence: bool,
 }
 
 impl Pending {
@@ -93,6 +101,14 @@ fn earliest(due: &mut Option<u64>, at: u64) {
 struct Outbox {
     pending: Mutex<Pending>,
     ready: Notify,
+    peers: peers::Peers,
+}
+
+impl Outbox {
+    fn presence(&self) {
+        self.pending.lock().expect("wake-up outbox").presence = true;
+        self.ready.notify_one();
+    }
 }
 
 /// Sends this provider's announcements.
@@ -122,6 +138,7 @@ pub(super) struct Listening {
     pool: PgPool,
     channel: String,
     sender: u64,
+    outbox: Arc<Outbox>,
     started: std::sync::Once,
     stop: CancellationToken,
     _stop: DropGuard,
@@ -139,6 +156,7 @@ impl Listening {
                 listen_pool,
                 self.channel.clone(),
                 self.sender,
+                self.outbox.clone(),
                 Arc::downgrade(shared),
                 self.stop.clone(),
             ));
@@ -160,6 +178,7 @@ pub(super) fn start(pool: PgPool, schema: &str) -> (Announcer, Listening) {
     let outbox = Arc::new(Outbox {
         pending: Mutex::new(Pending::default()),
         ready: Notify::new(),
+        peers: peers::Peers::default(),
     });
     tokio::spawn(send(
         pool.clone(),
@@ -169,11 +188,14 @@ pub(super) fn start(pool: PgPool, schema: &str) -> (Announcer, Listening) {
         stop.clone(),
     ));
     (
-        Announcer { outbox },
+        Announcer {
+            outbox: outbox.clone(),
+        },
         Listening {
             pool,
             channel,
             sender,
+            outbox,
             started: std::sync::Once::new(),
             stop: stop.clone(),
             _stop: stop.drop_guard(),
@@ -195,13 +217,20 @@ async fn send(
     outbox: Arc<Outbox>,
     stop: CancellationToken,
 ) {
+    let mut heartbeat = tokio::time::interval(peers::HEARTBEAT);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = outbox.ready.notified() => {}
+            _ = heartbeat.tick() => {
+                if outbox.peers.is_listening() {
+                    outbox.pending.lock().expect("wake-up outbox").presence = true;
+                }
+            }
         }
         let p = std::mem::take(&mut *outbox.pending.lock().expect("wake-up outbox"));
-        if p.is_empty() {
+        if p.is_empty() || !(p.presence || outbox.peers.worth_sending(Instant::now())) {
             continue;
         }
         let payload = p.payload(sender);
@@ -215,6 +244,11 @@ async fn send(
             tracing::debug!(target: "duroxide_node::wakeup", error = %e, "pg_notify failed");
         }
     }
+}
+
+/// Who sent a notification, if it says so.
+fn sender_of(payload: &str) -> Option<u64> {
+    payload.split(' ').next()?.parse().ok()
 }
 
 /// What one notification asks for; `None` for our own.
@@ -243,6 +277,7 @@ fn parse(payload: &str, own: u64) -> Option<Pending> {
             worker,
             orchestrator_due: due(orchestrator_due)?,
             worker_due: due(worker_due)?,
+            presence: false,
         })
     };
     let heard = match parts[1..] {
@@ -258,6 +293,7 @@ async fn listen(
     pool: PgPool,
     channel: String,
     own: u64,
+    outbox: Arc<Outbox>,
     shared: Weak<Wakeups>,
     stop: CancellationToken,
 ) {
@@ -280,7 +316,15 @@ async fn listen(
                 _ = tokio::time::sleep(pause) => continue,
             }
         }
+        let mut deaf = true;
         loop {
+            if deaf {
+                // Listening (again; after a lost connection the next receive
+                // reconnects first): the others learn of us and reply.
+                outbox.peers.listening(Instant::now());
+                outbox.presence();
+                deaf = false;
+            }
             let received = tokio::select! {
                 _ = stop.cancelled() => return,
                 r = listener.try_recv() => r,
@@ -290,6 +334,10 @@ async fn listen(
             };
             match received {
                 Ok(Some(n)) => {
+                    let sender = sender_of(n.payload()).filter(|s| *s != own);
+                    if sender.is_some_and(|s| outbox.peers.heard(s, Instant::now())) {
+                        outbox.presence();
+                    }
                     if let Some(heard) = parse(n.payload(), own) {
                         heard.apply(&wakeups);
                     }
@@ -297,11 +345,14 @@ async fn listen(
                 // The connection was lost and is re-established by the next
                 // call: whatever was announced meanwhile is unknown, so look.
                 Ok(None) => {
+                    outbox.peers.deaf();
+                    deaf = true;
                     wakeups.wake(Queue::Orchestrator, Reach::Owned, None);
                     wakeups.wake(Queue::Worker, Reach::Owned, None);
                 }
                 Err(e) => {
                     tracing::debug!(target: "duroxide_node::wakeup", error = %e, "LISTEN connection lost");
+                    outbox.peers.deaf();
                     wakeups.wake(Queue::Orchestrator, Reach::Owned, None);
                     wakeups.wake(Queue::Worker, Reach::Owned, None);
                     drop(wakeups);

@@ -13,6 +13,7 @@ fn announcer() -> Announcer {
         outbox: Arc::new(Outbox {
             pending: Mutex::new(Pending::default()),
             ready: Notify::new(),
+            peers: Default::default(),
         }),
     }
 }
@@ -74,6 +75,7 @@ fn payloads_name_queues_and_due_times_and_own_ones_are_ignored() {
         worker: w,
         orchestrator_due: od,
         worker_due: wd,
+        presence: false,
     };
     assert_eq!(parse("7 o 0 0", 1), Some(p(true, false, None, None)));
     assert_eq!(parse("7 ow 0 0", 1), Some(p(true, true, None, None)));
@@ -84,6 +86,18 @@ fn payloads_name_queues_and_due_times_and_own_ones_are_ignored() {
     assert_eq!(parse("1 ow 0 0", 1), None);
 }
 
+/// A presence alone reads as nothing to wake, in this version and in the
+/// ones before it (which parse the same four fields).
+#[test]
+fn a_presence_wakes_nothing() {
+    let presence = Pending {
+        presence: true,
+        ..Pending::default()
+    };
+    assert_eq!(presence.payload(7), "7 - 0 0");
+    assert_eq!(parse("7 - 0 0", 1), Some(Pending::default()));
+}
+
 #[test]
 fn payloads_of_older_processes_or_not_understood_wake_more_never_less() {
     let p = |o, w, od, wd| Pending {
@@ -91,6 +105,7 @@ fn payloads_of_older_processes_or_not_understood_wake_more_never_less() {
         worker: w,
         orchestrator_due: od,
         worker_due: wd,
+        presence: false,
     };
     let everything = Some(p(true, true, None, None));
     // The format before due times named their queue: either queue's.
@@ -120,4 +135,117 @@ fn payloads_of_older_processes_or_not_understood_wake_more_never_less() {
 fn channel_names_fit_an_identifier() {
     assert_eq!(channel_of("s1"), "duroxide_wakeup.s1");
     assert_eq!(channel_of(&"x".repeat(63)).len(), 63);
+}
+
+/// What is sent on a schema's channel, as a process that only listens
+/// (and so is nobody's peer) hears it.
+struct Observer {
+    heard: tokio::sync::mpsc::UnboundedReceiver<String>,
+}
+
+impl Observer {
+    async fn on(schema: &str) -> Self {
+        let mut listener = sqlx::postgres::PgListener::connect(&url()).await.unwrap();
+        listener.listen(&channel_of(schema)).await.unwrap();
+        let (tx, heard) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok(n) = listener.recv().await {
+                if tx.send(n.payload().to_string()).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { heard }
+    }
+
+    /// The first payload within `within` that `wanted` accepts.
+    async fn first(&mut self, within: Duration, wanted: impl Fn(&str) -> bool) -> Option<String> {
+        tokio::time::timeout(within, async {
+            loop {
+                let p = self.heard.recv().await?;
+                if wanted(&p) {
+                    return Some(p);
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
+fn url() -> String {
+    std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A provider of a process on `schema` whose LISTEN has started, and its
+/// sender id as its presence shows it.
+async fn listening_process(
+    schema: &str,
+    observer: &mut Observer,
+    known: &[u64],
+) -> (Announcer, super::Listening, Arc<Wakeups>, u64) {
+    let pool = sqlx::PgPool::connect(&url()).await.unwrap();
+    let (announcer, listening) = super::start(pool, schema);
+    let shared = Arc::new(wakeups());
+    listening.ensure_started(&shared);
+    let presence =
+        |p: &str| p.ends_with(" - 0 0") && !known.iter().any(|k| p.starts_with(&format!("{k} ")));
+    let said = observer
+        .first(Duration::from_secs(10), presence)
+        .await
+        .expect("no presence once its LISTEN started");
+    (
+        announcer,
+        listening,
+        shared,
+        super::sender_of(&said).unwrap(),
+    )
+}
+
+/// Past the grace after LISTEN starts (`peers.rs`).
+const PAST_GRACE: Duration = Duration::from_millis(400);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_alone_on_its_schema_announces_nothing() {
+    let schema = format!("peers_alone_{}", std::process::id());
+    let mut observer = Observer::on(&schema).await;
+    let (a, _l, _w, id) = listening_process(&schema, &mut observer, &[]).await;
+    tokio::time::sleep(PAST_GRACE).await;
+    a.announce(Queue::Orchestrator, None);
+    let sent = observer
+        .first(Duration::from_millis(700), |p| {
+            p.starts_with(&format!("{id} o"))
+        })
+        .await;
+    assert_eq!(sent, None, "announced with nobody else listening");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_announce_to_each_other_once_both_listen_on_a_schema() {
+    let schema = format!("peers_two_{}", std::process::id());
+    let mut observer = Observer::on(&schema).await;
+    let (a, _la, _wa, a_id) = listening_process(&schema, &mut observer, &[]).await;
+    tokio::time::sleep(PAST_GRACE).await;
+    // The second process starts after the first one's presence: the first
+    // learns of it from its presence, and it of the first from the reply.
+    let (b, _lb, _wb, b_id) = listening_process(&schema, &mut observer, &[a_id]).await;
+    tokio::time::sleep(PAST_GRACE).await;
+    // The newcomer first: an announcement of the other would teach it too.
+    for (who, id, queue, q) in [
+        (&b, b_id, Queue::Worker, 'w'),
+        (&a, a_id, Queue::Orchestrator, 'o'),
+    ] {
+        who.announce(queue, None);
+        let sent = observer
+            .first(Duration::from_secs(5), |p| {
+                p.starts_with(&format!("{id} {q}"))
+            })
+            .await;
+        assert!(
+            sent.is_some(),
+            "process {id} did not announce with another one listening"
+        );
+    }
 }
