@@ -43,6 +43,7 @@ use ride::{tags, Tags};
 use row::Row;
 
 mod histories;
+mod hot;
 mod ride;
 mod row;
 mod sql;
@@ -51,7 +52,8 @@ mod tests;
 mod turn_ack;
 
 pub(crate) struct HistoryTail {
-    pool: PgPool,
+    /// Where the layer's own calls run (`hot.rs`).
+    hot: hot::HotConnection,
     function: String,
     /// The worker ack that also fetches the next turn (`ride.rs`), when it
     /// installed.
@@ -171,7 +173,7 @@ impl HistoryTail {
                 (None, None)
             };
         Ok(Some(Self {
-            pool: pool.clone(),
+            hot: hot::HotConnection::new(pool.clone()),
             function,
             worker_ride,
             turn_ride,
@@ -216,7 +218,7 @@ impl HistoryTail {
                 .bind(completion)
                 .bind(now_ms);
         }
-        query
+        let query = query
             .bind(known.0)
             .bind(known.1)
             .bind(known.2)
@@ -224,9 +226,8 @@ impl HistoryTail {
             .bind(now_ms)
             .bind(lock_timeout.as_millis() as i64)
             .bind(range.0)
-            .bind(range.1)
-            .fetch_optional(&self.pool)
-            .await
+            .bind(range.1);
+        self.hot.fetch_optional(query).await
     }
 }
 
@@ -242,19 +243,22 @@ impl HistoryTail {
         tags: &Tags,
     ) -> Option<Option<(WorkItem, String, u32)>> {
         let function = self.async_work_fetch.as_ref()?;
-        let row: Option<(String, String, i32)> = sqlx::query_as(&format!(
-            "SELECT out_work_item, out_lock_token, out_attempt_count \
+        let row: Option<(String, String, i32)> = self
+            .hot
+            .fetch_optional(
+                sqlx::query_as(&format!(
+                    "SELECT out_work_item, out_lock_token, out_attempt_count \
              FROM {function}($1, $2, $3, $4, $5, $6)"
-        ))
-        .bind(now_ms())
-        .bind(lock_timeout.as_millis() as i64)
-        .bind(session.map(|s| s.owner_id.as_str()))
-        .bind(session.map(|s| s.lock_timeout.as_millis() as i64))
-        .bind(&tags.1)
-        .bind(tags.0)
-        .fetch_optional(&self.pool)
-        .await
-        .ok()?;
+                ))
+                .bind(now_ms())
+                .bind(lock_timeout.as_millis() as i64)
+                .bind(session.map(|s| s.owner_id.as_str()))
+                .bind(session.map(|s| s.lock_timeout.as_millis() as i64))
+                .bind(&tags.1)
+                .bind(tags.0),
+            )
+            .await
+            .ok()?;
         let Some((item, token, attempts)) = row else {
             return Some(None);
         };

@@ -287,23 +287,26 @@ impl HistoryTail {
         ) else {
             return Ok(false);
         };
-        let row: Result<Option<(String, String, i32)>, sqlx::Error> = sqlx::query_as(&format!(
-            "SELECT out_work_item, out_lock_token, out_attempt_count \
+        let row: Result<Option<(String, String, i32)>, sqlx::Error> = self
+            .hot
+            .fetch_optional(
+                sqlx::query_as(&format!(
+                    "SELECT out_work_item, out_lock_token, out_attempt_count \
              FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-        ))
-        .bind(lock_token)
-        .bind(now_ms())
-        .bind(execution_id as i64)
-        .bind(&packed.history_delta)
-        .bind(&packed.worker_items)
-        .bind(&packed.orchestrator_items)
-        .bind(&packed.metadata)
-        .bind(&packed.cancelled)
-        .bind(asked.lock_timeout.as_millis() as i64)
-        .bind(&asked.key.1)
-        .bind(asked.key.0)
-        .fetch_optional(&self.pool)
-        .await;
+                ))
+                .bind(lock_token)
+                .bind(now_ms())
+                .bind(execution_id as i64)
+                .bind(&packed.history_delta)
+                .bind(&packed.worker_items)
+                .bind(&packed.orchestrator_items)
+                .bind(&packed.metadata)
+                .bind(&packed.cancelled)
+                .bind(asked.lock_timeout.as_millis() as i64)
+                .bind(&asked.key.1)
+                .bind(asked.key.0),
+            )
+            .await;
         // An error rolled back ack and fetch alike.
         let row = match row {
             Ok(row) => row,

@@ -1,0 +1,80 @@
+//! The kept connection, on a real Postgres pool.
+
+use std::time::{Duration, Instant};
+
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+
+use super::{HotConnection, LINGER};
+
+fn url() -> String {
+    std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
+}
+
+async fn pool(max: u32) -> PgPool {
+    PgPoolOptions::new()
+        .max_connections(max)
+        .connect(&url())
+        .await
+        .unwrap()
+}
+
+/// The server backend a call through `hot` ran on.
+async fn backend_of(hot: &HotConnection) -> i32 {
+    let (pid,): (i32,) = hot
+        .fetch_optional(sqlx::query_as("SELECT pg_backend_pid()"))
+        .await
+        .unwrap()
+        .unwrap();
+    pid
+}
+
+/// Opens `n` connections, so that the pool has idle ones to go round.
+async fn open_all(pool: &PgPool, n: u32) {
+    let mut held = Vec::new();
+    for _ in 0..n {
+        held.push(pool.acquire().await.unwrap());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn back_to_back_calls_run_on_one_backend() {
+    let pool = pool(4).await;
+    open_all(&pool, 4).await;
+    let hot = HotConnection::new(pool.clone());
+    let first = backend_of(&hot).await;
+    for _ in 0..5 {
+        assert_eq!(
+            backend_of(&hot).await,
+            first,
+            "a call within the linger went elsewhere"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_connection_goes_back_to_the_pool_after_the_linger() {
+    let pool = pool(4).await;
+    open_all(&pool, 4).await;
+    let hot = HotConnection::new(pool.clone());
+    backend_of(&hot).await;
+    let until = Instant::now() + LINGER * 50;
+    while pool.num_idle() < 4 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(pool.num_idle(), 4, "the kept connection is still held");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_kept_from_a_pool_of_two() {
+    let pool = pool(2).await;
+    open_all(&pool, 2).await;
+    let hot = HotConnection::new(pool.clone());
+    backend_of(&hot).await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let a = pool.acquire().await.unwrap();
+    let b = tokio::time::timeout(Duration::from_millis(5), pool.acquire()).await;
+    assert!(b.is_ok(), "a connection was kept back from a pool of two");
+    drop(a);
+}
