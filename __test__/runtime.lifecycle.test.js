@@ -230,9 +230,12 @@ test('shutdown aborts the signal of an activity still running at the deadline', 
 })
 
 // ---- the process exits by itself ----------------------------------------------------
-function runChild(args, { timeoutMs = 30000 } = {}) {
+function runChild(args, { timeoutMs = 30000, env = {} } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'child-runtime.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'child-runtime.js'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => { stdout += d })
@@ -260,6 +263,16 @@ for (const [kind] of backends) {
     const r = await runChild(['work', await target(t)])
     assert.equal(r.code, 0, r.stderr)
     assert.equal(r.stdout, 'RESULT ["Completed",{"loud":"QUIET PLEASE","failed":"activity-failure-for-the-log"}]\n')
+  })
+
+  // Regression: the connection the Postgres history tail keeps for its next
+  // call was returned to its pool from Node's exit, outside any Tokio
+  // runtime, and sqlx's panic there aborted the process.
+  test(`a process that exits right after a chain of activities completed exits cleanly (${kind})`, async (t) => {
+    const options = { orchestrationConcurrency: 4, workerConcurrency: 8, logLevel: 'warn' }
+    const r = await runChild(['steps', await target(t), JSON.stringify(options)], { env: { CHILD_PG_POOL: '5' } })
+    assert.deepEqual([r.code, r.signal], [0, null], r.stderr.slice(-3000))
+    assert.equal(r.stdout, 'RESULT [10,10,10]\n')
   })
 
   test(`a process whose activity never settles still exits after shutdown (${kind})`, async (t) => {

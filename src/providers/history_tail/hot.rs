@@ -31,7 +31,28 @@ pub(super) const LINGER: Duration = Duration::from_millis(10);
 /// The smallest pool a connection is kept back from.
 const MIN_POOL: u32 = 3;
 
-type Kept = Arc<Mutex<Option<(PoolConnection<Postgres>, Instant)>>>;
+type Kept = Arc<Mutex<Slot>>;
+
+/// The kept connection and when it was given back, and the runtime whose
+/// context dropping it needs.
+struct Slot {
+    conn: Option<(PoolConnection<Postgres>, Instant)>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// A pooled connection goes back to its pool from a task sqlx spawns, which
+/// panics outside a Tokio runtime's context; the last owner of the slot may
+/// be a JS finalizer (the provider collected, or Node exiting).
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some((conn, _)) = self.conn.take() {
+            let _context = tokio::runtime::Handle::try_current()
+                .is_err()
+                .then(|| self.runtime.enter());
+            drop(conn);
+        }
+    }
+}
 
 pub(super) struct HotConnection {
     pool: PgPool,
@@ -44,7 +65,12 @@ impl HotConnection {
             && pool.options().get_max_connections() >= MIN_POOL;
         Self {
             pool,
-            kept: on.then(Kept::default),
+            kept: on.then(|| {
+                Arc::new(Mutex::new(Slot {
+                    conn: None,
+                    runtime: tokio::runtime::Handle::current(),
+                }))
+            }),
         }
     }
 
@@ -67,7 +93,7 @@ impl HotConnection {
 
     /// The kept connection if it is fresh, else one from the pool.
     async fn take(&self) -> Result<PoolConnection<Postgres>, sqlx::Error> {
-        let kept = self.kept.as_ref().and_then(|k| take_fresh(k));
+        let kept = self.kept.as_ref().and_then(take_fresh);
         match kept {
             Some(conn) => Ok(conn),
             None => self.pool.acquire().await,
@@ -82,6 +108,7 @@ impl HotConnection {
         let older = kept
             .lock()
             .expect("hot connection")
+            .conn
             .replace((conn, Instant::now()));
         drop(older);
         let kept = kept.clone();
@@ -89,8 +116,8 @@ impl HotConnection {
             tokio::time::sleep(LINGER).await;
             let stale = {
                 let mut k = kept.lock().expect("hot connection");
-                match &*k {
-                    Some((_, at)) if at.elapsed() >= LINGER => k.take(),
+                match &k.conn {
+                    Some((_, at)) if at.elapsed() >= LINGER => k.conn.take(),
                     _ => None,
                 }
             };
@@ -100,7 +127,7 @@ impl HotConnection {
 }
 
 fn take_fresh(kept: &Kept) -> Option<PoolConnection<Postgres>> {
-    let (conn, at) = kept.lock().expect("hot connection").take()?;
+    let (conn, at) = kept.lock().expect("hot connection").conn.take()?;
     (at.elapsed() < LINGER).then_some(conn)
 }
 

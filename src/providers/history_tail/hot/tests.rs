@@ -78,3 +78,26 @@ async fn nothing_is_kept_from_a_pool_of_two() {
     assert!(b.is_ok(), "a connection was kept back from a pool of two");
     drop(a);
 }
+
+/// Regression: the provider holding a kept connection was dropped by Node's
+/// exit after the runtime stopped, and sqlx's return of the connection to its
+/// pool panicked there for want of a Tokio runtime, aborting the process.
+#[test]
+fn a_kept_connection_dropped_after_its_runtime_stopped_does_not_panic() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let hot = rt.block_on(async {
+        let pool = pool(4).await;
+        open_all(&pool, 4).await;
+        let hot = HotConnection::new(pool);
+        backend_of(&hot).await;
+        hot
+    });
+    // The linger task goes with the runtime; the connection is still kept.
+    drop(rt);
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(hot)));
+    assert!(dropped.is_ok(), "dropping the kept connection panicked");
+}
