@@ -372,19 +372,19 @@ async fn a_passed_due_time_makes_every_filter_look() {
     );
 }
 
-/// Regression: every waiting slot looked at the store once a fallback tick
-/// (an idle process with four runtimes of one provider: 48 looks a second).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_idle_provider_looks_once_a_fallback_tick_not_once_per_slot() {
-    const SLOTS: usize = 8;
-    let (_dir, store, _, fetches) = store("ticks").await;
+/// Fallback ticks to count looks over in [`idle_worker_looks`].
+const TICKS: u32 = 4;
+
+/// How many worker-queue looks reach `store` (counted by `fetches`) over
+/// [`TICKS`] fallback ticks while a runtime with `slots` worker slots idles.
+async fn idle_worker_looks(store: Arc<dyn Provider>, fetches: &AtomicUsize, slots: usize) -> usize {
     let options = RuntimeOptions {
         orchestration_concurrency: 1,
-        worker_concurrency: SLOTS,
+        worker_concurrency: slots,
         ..Default::default()
     };
     let rt = Runtime::start_with_options(
-        store.clone(),
+        store,
         ActivityRegistry::builder().build(),
         OrchestrationRegistry::builder().build(),
         options,
@@ -393,15 +393,24 @@ async fn an_idle_provider_looks_once_a_fallback_tick_not_once_per_slot() {
     // Every slot's first look, and its own look of its sessions, done.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = fetches.load(Ordering::SeqCst);
-    let ticks = 4;
-    tokio::time::sleep(super::FALLBACK * ticks + Duration::from_millis(300)).await;
+    tokio::time::sleep(super::FALLBACK * TICKS + Duration::from_millis(300)).await;
     let looks = fetches.load(Ordering::SeqCst) - before;
     rt.shutdown(Some(1000)).await;
+    looks
+}
+
+/// Regression: every waiting slot looked at the store once a fallback tick
+/// (an idle process with four runtimes of one provider: 48 looks a second).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_provider_looks_once_a_fallback_tick_not_once_per_slot() {
+    const SLOTS: usize = 8;
+    let (_dir, store, _, fetches) = store("ticks").await;
+    let looks = idle_worker_looks(store, &fetches, SLOTS).await;
     // One look a tick by whichever slot ticks first (ticks drift, so allow
     // one more each); a slot's own look comes every ten ticks.
     assert!(
-        looks <= 2 * ticks as usize,
-        "{looks} worker-queue looks in {ticks} fallback ticks with {SLOTS} slots idle"
+        looks <= 2 * TICKS as usize,
+        "{looks} worker-queue looks in {TICKS} fallback ticks with {SLOTS} slots idle"
     );
 }
 
@@ -411,26 +420,9 @@ async fn an_idle_provider_looks_once_a_fallback_tick_not_once_per_slot() {
 async fn with_looks_every_each_idle_slot_looks_every_fallback_tick() {
     const SLOTS: usize = 4;
     let (_dir, store, fetches) = store_looking_every_time("every-tick").await;
-    let options = RuntimeOptions {
-        orchestration_concurrency: 1,
-        worker_concurrency: SLOTS,
-        ..Default::default()
-    };
-    let rt = Runtime::start_with_options(
-        store.clone(),
-        ActivityRegistry::builder().build(),
-        OrchestrationRegistry::builder().build(),
-        options,
-    )
-    .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let before = fetches.load(Ordering::SeqCst);
-    let ticks = 4;
-    tokio::time::sleep(super::FALLBACK * ticks + Duration::from_millis(300)).await;
-    let looks = fetches.load(Ordering::SeqCst) - before;
-    rt.shutdown(Some(1000)).await;
+    let looks = idle_worker_looks(store, &fetches, SLOTS).await;
     assert!(
-        looks >= SLOTS * (ticks as usize - 1),
-        "{looks} worker-queue looks in {ticks} fallback ticks with {SLOTS} slots idle"
+        looks >= SLOTS * (TICKS as usize - 1),
+        "{looks} worker-queue looks in {TICKS} fallback ticks with {SLOTS} slots idle"
     );
 }
