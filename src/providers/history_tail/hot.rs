@@ -37,6 +37,9 @@ type Kept = Arc<Mutex<Slot>>;
 /// context dropping it needs.
 struct Slot {
     conn: Option<(PoolConnection<Postgres>, Instant)>,
+    /// A task will return the connection once it is stale (one task per
+    /// stretch of calls, not one per call).
+    sweeping: bool,
     runtime: tokio::runtime::Handle,
 }
 
@@ -68,6 +71,7 @@ impl HotConnection {
             kept: on.then(|| {
                 Arc::new(Mutex::new(Slot {
                     conn: None,
+                    sweeping: false,
                     runtime: tokio::runtime::Handle::current(),
                 }))
             }),
@@ -105,25 +109,36 @@ impl HotConnection {
         let Some(kept) = &self.kept else {
             return;
         };
-        let older = kept
-            .lock()
-            .expect("hot connection")
-            .conn
-            .replace((conn, Instant::now()));
+        let (older, sweep) = {
+            let mut slot = kept.lock().expect("hot connection");
+            let older = slot.conn.replace((conn, Instant::now()));
+            (older, !std::mem::replace(&mut slot.sweeping, true))
+        };
         drop(older);
-        let kept = kept.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(LINGER).await;
-            let stale = {
-                let mut k = kept.lock().expect("hot connection");
-                match &k.conn {
-                    Some((_, at)) if at.elapsed() >= LINGER => k.conn.take(),
-                    _ => None,
-                }
-            };
-            drop(stale);
-        });
+        if sweep {
+            tokio::spawn(sweep_when_stale(kept.clone()));
+        }
     }
+}
+
+/// Returns the kept connection to the pool once it was not taken for
+/// [`LINGER`], waiting again while calls keep giving it back.
+async fn sweep_when_stale(kept: Kept) {
+    let mut wait = LINGER;
+    let stale = loop {
+        tokio::time::sleep(wait).await;
+        let mut slot = kept.lock().expect("hot connection");
+        let left = match &slot.conn {
+            Some((_, at)) => LINGER.saturating_sub(at.elapsed()),
+            None => Duration::ZERO,
+        };
+        if left.is_zero() {
+            slot.sweeping = false;
+            break slot.conn.take();
+        }
+        wait = left;
+    };
+    drop(stale);
 }
 
 fn take_fresh(kept: &Kept) -> Option<PoolConnection<Postgres>> {

@@ -225,7 +225,7 @@ async fn send(
             _ = outbox.ready.notified() => {}
             _ = heartbeat.tick() => {
                 if outbox.peers.is_listening() {
-                    outbox.pending.lock().expect("wake-up outbox").presence = true;
+                    outbox.presence();
                 }
             }
         }
@@ -259,7 +259,7 @@ fn parse(payload: &str, own: u64) -> Option<Pending> {
         ..Pending::default()
     };
     let parts: Vec<&str> = payload.split(' ').collect();
-    let Some(Ok(sender)) = parts.first().map(|s| s.parse::<u64>()) else {
+    let Some(sender) = sender_of(payload) else {
         return Some(everything);
     };
     if sender == own {
