@@ -17,7 +17,7 @@ use duroxide::providers::Provider;
 use crate::providers::call_policy::CallPolicy;
 use crate::providers::layer::{Policy, Stacked};
 
-const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 const UNBOUNDED: &[&str] = &[
     "delete_instances_atomic",

@@ -6,7 +6,7 @@
 //!
 //! The methods are split by topic: this file starts and watches instances;
 //! `kv.rs`, `stats.rs`, `management.rs`, `retention.rs` and `export.rs` add further `impl` blocks.
-//! `wait.rs` waits for an instance's end. `bounded.rs` bounds every store call, so a client never hangs on a database
+//! `status.rs` reads an instance's status in one query; `wait.rs` waits for its end. `bounded.rs` bounds every store call, so a client never hangs on a database
 //! that is down.
 
 mod bounded;
@@ -17,6 +17,7 @@ mod management;
 mod pending;
 mod retention;
 mod stats;
+mod status;
 mod wait;
 
 pub(crate) use wait::within;
@@ -216,7 +217,7 @@ impl NativeClient {
     pub async fn get_status(&self, instance_id: String) -> Settled<InstanceStatus> {
         Settled::of(async {
             rules::instance_id("instanceId", &instance_id)?;
-            let status = self.inner.get_orchestration_status(&instance_id).await?;
+            let status = status::read(&self.inner, &self.backend, &instance_id).await?;
             Ok(status.into())
         })
         .await
@@ -234,7 +235,7 @@ impl NativeClient {
             let timeout = rules::millis("timeoutMs", timeout_ms)?;
             match within(
                 timeout,
-                wait::terminal(&self.inner, &self.endings, &instance_id),
+                wait::terminal(&self.inner, &self.backend, &self.endings, &instance_id),
             )
             .await
             {

@@ -1,14 +1,11 @@
 //! Waiting for an instance's end.
 //!
-//! A status read (`Client::get_orchestration_status`) is the instance's
-//! whole history plus its custom status: a client waiting on a long
-//! orchestration read its growing history at every poll, ten times a second,
-//! and a fleet's API processes waiting on thousands of instances made that
-//! most of the database's work. The instance's info row (one row, the status
-//! of its current execution, written by the same ack as the history) says
-//! whether the instance is still running; the history is read only when the
-//! row does not say so, and whenever the row cannot be read (an instance not
-//! started yet, a store without the management capability).
+//! Each look is one status read (`status.rs`): the execution row answers for
+//! a running or completed instance, so a client waiting on a long
+//! orchestration does not read its growing history at every poll (a fleet's
+//! API processes waiting on thousands of instances made that most of the
+//! database's work). Looks start [`FIRST_POLL`] apart and double up to
+//! [`MAX_POLL`]; an end in this process wakes the wait at once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,11 +13,12 @@ use std::time::Duration;
 use duroxide::runtime::OrchestrationStatus;
 use duroxide::{Client, ClientError};
 
+use super::status;
 use crate::providers::wakeup::ended::Endings;
+use crate::providers::Backend;
 
-/// Status polls of a wait start this far apart and double up to
-/// [`MAX_POLL`], as duroxide's own wait does; an end in this process wakes the
-/// wait at once (`providers/wakeup/ended.rs`).
+/// As duroxide's own wait polls; an end in this process wakes the wait at
+/// once (`providers/wakeup/ended.rs`).
 const FIRST_POLL: Duration = Duration::from_millis(5);
 const MAX_POLL: Duration = Duration::from_millis(100);
 
@@ -37,17 +35,10 @@ pub(crate) async fn within<T>(
         .unwrap_or(Err(ClientError::Timeout))
 }
 
-/// Whether the instance's info row says it is still running.
-async fn still_running(client: &Client, instance_id: &str) -> bool {
-    match client.get_instance_info(instance_id).await {
-        Ok(info) => matches!(info.status.as_str(), "Running" | "ContinuedAsNew"),
-        Err(_) => false,
-    }
-}
-
 /// Reads the status until it is terminal; the caller bounds the time.
 pub(crate) async fn terminal(
     client: &Client,
+    backend: &Backend,
     endings: &Arc<Endings>,
     instance_id: &str,
 ) -> Result<OrchestrationStatus, ClientError> {
@@ -57,14 +48,12 @@ pub(crate) async fn terminal(
         let ended = watch.notify().notified();
         tokio::pin!(ended);
         ended.as_mut().enable();
-        if !still_running(client, instance_id).await {
-            let status = client.get_orchestration_status(instance_id).await?;
-            if matches!(
-                status,
-                OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }
-            ) {
-                return Ok(status);
-            }
+        let status = status::read(client, backend, instance_id).await?;
+        if matches!(
+            status,
+            OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }
+        ) {
+            return Ok(status);
         }
         tokio::select! {
             _ = ended => {}

@@ -14,10 +14,13 @@ use duroxide::providers::{Provider, ProviderError};
 use duroxide::{Client, Event, EventKind};
 
 use super::layer::{Layer, Stacked};
+use super::Backend;
 
 /// A store on a SQLite file of its own, removed when dropped.
 pub(crate) struct Scratch {
     pub(crate) store: Arc<dyn Provider>,
+    /// The same store, for code that queries it directly.
+    pub(crate) backend: Backend,
     dir: PathBuf,
 }
 
@@ -37,12 +40,20 @@ pub(crate) async fn one_start(prefix: &str, input: &str) -> Scratch {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
-    let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());
+    let sqlite = SqliteProvider::new(&url, None).await.unwrap();
+    let backend = Backend::Sqlite {
+        pool: sqlite.get_pool().clone(),
+    };
+    let store: Arc<dyn Provider> = Arc::new(sqlite);
     Client::new(store.clone())
         .start_orchestration("i1", "Orch", input)
         .await
         .unwrap();
-    Scratch { store, dir }
+    Scratch {
+        store,
+        backend,
+        dir,
+    }
 }
 
 /// `OrchestrationStarted` of `Orch` at `version` with `input`.

@@ -11,6 +11,7 @@ use duroxide::{Client, ClientError, Event, EventKind};
 use super::{terminal, within};
 use crate::providers::scratch::{self, Scratch};
 use crate::providers::wakeup::ended::Endings;
+use crate::providers::Backend;
 
 const LEASE: Duration = Duration::from_secs(60);
 
@@ -18,6 +19,7 @@ struct Fixture {
     store: Arc<dyn Provider>,
     /// A client over a read counter over the store.
     client: Client,
+    backend: Backend,
     reads: Arc<AtomicUsize>,
     endings: Arc<Endings>,
     _scratch: Scratch,
@@ -30,6 +32,7 @@ async fn fixture() -> Fixture {
     Fixture {
         store: scratch.store.clone(),
         client: Client::new(counted),
+        backend: scratch.backend.clone(),
         reads,
         endings: Arc::default(),
         _scratch: scratch,
@@ -76,13 +79,13 @@ async fn running(store: &Arc<dyn Provider>) {
 async fn wait(f: &Fixture, ms: u64) -> Result<OrchestrationStatus, ClientError> {
     within(
         Duration::from_millis(ms),
-        terminal(&f.client, &f.endings, "i1"),
+        terminal(&f.client, &f.backend, &f.endings, "i1"),
     )
     .await
 }
 
 #[tokio::test]
-async fn a_wait_on_a_running_instance_reads_its_info_row_not_its_history() {
+async fn a_wait_on_a_running_then_completed_instance_reads_no_history() {
     let f = fixture().await;
     running(&f.store).await;
     assert!(matches!(wait(&f, 300).await, Err(ClientError::Timeout)));
@@ -119,8 +122,8 @@ async fn a_wait_on_a_running_instance_reads_its_info_row_not_its_history() {
     }
     assert_eq!(
         f.reads.load(Ordering::Relaxed),
-        1,
-        "one history read, for the result"
+        0,
+        "the execution row carries the output"
     );
 }
 
@@ -130,6 +133,48 @@ async fn a_wait_on_an_instance_not_started_yet_reads_the_history() {
     assert!(matches!(wait(&f, 100).await, Err(ClientError::Timeout)));
     assert!(
         f.reads.load(Ordering::Relaxed) >= 1,
-        "no info row yet: the status is read"
+        "no execution row yet: duroxide reads the status"
+    );
+}
+
+#[tokio::test]
+async fn a_wait_on_a_failed_instance_reads_the_failure_from_the_history() {
+    let f = fixture().await;
+    running(&f.store).await;
+    f.store
+        .enqueue_for_orchestrator(
+            WorkItem::ExternalRaised {
+                instance: "i1".into(),
+                name: "go".into(),
+                data: String::new(),
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let details = duroxide::ErrorDetails::Application {
+        kind: duroxide::AppErrorKind::OrchestrationFailed,
+        message: "boom".into(),
+        retryable: false,
+    };
+    let message = details.display_message();
+    let failed = EventKind::OrchestrationFailed {
+        details: details.clone(),
+    };
+    turn(
+        &f.store,
+        vec![Event::with_event_id(2, "i1", 1, None, failed)],
+        Some("Failed"),
+        Some(&message),
+    )
+    .await;
+    match wait(&f, 5000).await.unwrap() {
+        OrchestrationStatus::Failed { details: got, .. } => assert_eq!(got, details),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        f.reads.load(Ordering::Relaxed),
+        1,
+        "the row keeps only the message: the details come from the history"
     );
 }
