@@ -42,10 +42,16 @@
 //! the store ([`Signal::expect`]) and wake after their commit. A look can
 //! find an item between the commit and the wake-up (an ack that fetched the
 //! next item in the same call, `history_tail/ride.rs`, hands it over before
-//! it returns), and is then counted off against that item; and while such a
-//! call is in flight, an empty look (whose fetch may have run before the
-//! commit) does not set the count to zero. A call that fails leaves the count
-//! too high, which costs a look, never latency. Before this, about one
+//! it returns), and is then counted off against that item. While such a call
+//! is in flight its items do not uncover looks: under load (four turns acking
+//! at any moment) some call was always in flight, and every slot back from
+//! work looked at the store for an item it could not take yet, one empty
+//! worker fetch per activity of a hello run. An empty look sets the count to
+//! what may still be unfound: the items of calls in flight when it began
+//! (its fetch may have run before they committed) and of those counted since,
+//! so the count recovers under load too (it used to recover only when no call
+//! was in flight and no wake-up came during the look). A call that fails
+//! leaves the count too high, which costs a look, never latency. Before this, about one
 //! Postgres payload run in twelve waited for the fallback tick (1 s) on the
 //! worker queue with every announced item counted off; none in 40 runs since
 //! (the same stall still shows about once in 30 with `DUROXIDE_NODE_RIDES=off`).
@@ -119,6 +125,16 @@ struct Empty {
     at: Instant,
 }
 
+/// What a look saw of the count when it began.
+#[derive(Clone, Copy)]
+struct Began {
+    empty: Empty,
+    /// Items of counted calls in flight.
+    in_flight: u64,
+    /// [`Looks::announced`].
+    announced: u64,
+}
+
 #[derive(Default)]
 struct Looks {
     /// Counts wake-ups.
@@ -127,12 +143,21 @@ struct Looks {
     owned: u64,
     by_filter: HashMap<String, Empty>,
     by_owner: HashMap<(String, String), Empty>,
-    /// Items announced since the latest empty look at the current
-    /// generation that no look has found yet; `None` once a wake-up since
-    /// did not say how many, or before the first empty look.
+    /// Items announced since the latest empty look that no look has found
+    /// yet, those of calls still in flight included; `None` once a wake-up
+    /// since did not say how many, or before the first empty look.
     unfound: Option<u64>,
-    /// Calls of this process whose items are counted and not yet woken for.
-    expected: u64,
+    /// The items of calls of this process counted and not yet woken for:
+    /// not yet committed, or committed and about to be woken for. A look
+    /// cannot take them before the wake-up (an ack that fetched one holds it
+    /// until its call returns), so they do not uncover looks.
+    in_flight: u64,
+    /// Items counted or announced with their number, ever: what a look sees
+    /// counted after it began is this minus what it saw.
+    announced: u64,
+    /// The generation of the latest wake-up that did not say how many items
+    /// it is for, or that may be one owner's.
+    uncounted: u64,
 }
 
 impl Looks {
@@ -169,16 +194,17 @@ impl Looks {
         any.generation >= self.generation && own.generation >= self.owned
     }
 
-    /// Every announced item was found, `who`'s filter is the only one that
-    /// looks (see the module doc), and `who`'s owner found nothing since the
-    /// latest wake-up of an item that may be one owner's.
+    /// Every announced item that is not still in flight was found, `who`'s
+    /// filter is the only one that looks (see the module doc), and `who`'s
+    /// owner found nothing since the latest wake-up of an item that may be
+    /// one owner's.
     fn all_found(&self, who: &Fetcher<'_>) -> bool {
         let own_empty = || {
             self.by_owner
                 .get(&(who.filter.to_string(), who.owner.to_string()))
                 .is_some_and(|own| own.generation >= self.owned)
         };
-        self.unfound == Some(0)
+        self.unfound.map(|u| u.saturating_sub(self.in_flight)) == Some(0)
             && self.by_filter.len() == 1
             && self.by_filter.contains_key(who.filter)
             && own_empty()
@@ -191,6 +217,11 @@ impl Looks {
         if reach == Reach::Owned {
             self.owned = self.generation;
         }
+        match (reach, announced) {
+            (Reach::Any, Announced::Counted) => {}
+            (Reach::Any, Announced::Items(n)) => self.announced += n,
+            _ => self.uncounted = self.generation,
+        }
         self.unfound = match (reach, announced, self.unfound) {
             (Reach::Any, Announced::Counted, u) => u,
             (Reach::Any, Announced::Items(n), Some(u)) => Some(u + n),
@@ -198,29 +229,50 @@ impl Looks {
         };
     }
 
-    fn expect(&mut self, reach: Reach, n: u64) {
-        self.expected += 1;
+    /// Returns how many items it counts in flight.
+    fn expect(&mut self, reach: Reach, n: u64) -> u64 {
         self.unfound = match (reach, self.unfound) {
             (Reach::Any, Some(u)) => Some(u + n),
             _ => None,
         };
+        match reach {
+            Reach::Any => {
+                self.in_flight += n;
+                self.announced += n;
+                n
+            }
+            Reach::Owned => 0,
+        }
+    }
+
+    fn began(&self, at: Instant) -> Began {
+        Began {
+            empty: Empty {
+                generation: self.generation,
+                at,
+            },
+            in_flight: self.in_flight,
+            announced: self.announced,
+        }
     }
 
     fn found(&mut self) {
         self.unfound = self.unfound.map(|u| u.saturating_sub(1));
     }
 
-    fn found_nothing(&mut self, who: &Fetcher<'_>, look: Empty) {
+    fn found_nothing(&mut self, who: &Fetcher<'_>, began: Began) {
         if self.by_owner.len() >= MAX_OWNERS {
             self.by_owner.clear();
             self.by_filter.clear();
             self.unfound = None;
         }
-        // Nothing this filter can take was left when the look began, and no
-        // wake-up came since: nothing announced is left unfound, unless a
-        // call that counted its items has not committed yet.
-        if look.generation == self.generation && self.expected == 0 {
-            self.unfound = Some(0);
+        // Nothing this filter can take was left when the look began. What
+        // may still be unfound: the items of calls that were in flight then
+        // (the look may have run before they committed) and of those counted
+        // since; a wake-up since that did not say how many leaves it unknown.
+        let look = began.empty;
+        if self.uncounted <= look.generation {
+            self.unfound = Some(began.in_flight + (self.announced - began.announced));
         }
         let later = |e: &mut Empty| {
             if look.generation >= e.generation {
@@ -259,18 +311,23 @@ impl From<Option<u64>> for Announced {
 pub(super) struct Expected<'a> {
     signal: &'a Signal,
     reach: Reach,
+    /// Its items counted in flight.
+    in_flight: u64,
 }
 
 impl Expected<'_> {
-    pub(super) fn woke(self) {
-        self.signal.wake(self.reach, Announced::Counted);
+    pub(super) fn woke(mut self) {
+        self.signal.wake_landed(self.reach, self.in_flight);
+        self.in_flight = 0;
     }
 }
 
 impl Drop for Expected<'_> {
+    /// A call that failed: its items are not in flight any more (they stay
+    /// counted as unfound, which costs a look).
     fn drop(&mut self) {
         let mut looks = self.signal.looks.lock().expect("looks");
-        looks.expected = looks.expected.saturating_sub(1);
+        looks.in_flight = looks.in_flight.saturating_sub(self.in_flight);
     }
 }
 
@@ -297,11 +354,22 @@ impl Signal {
     /// Counts `n` items a call of this process is about to commit, before
     /// it calls the store: a look may find them before the wake-up.
     pub(super) fn expect(&self, reach: Reach, n: u64) -> Expected<'_> {
-        self.looks.lock().expect("looks").expect(reach, n);
+        let in_flight = self.looks.lock().expect("looks").expect(reach, n);
         Expected {
             signal: self,
             reach,
+            in_flight,
         }
+    }
+
+    /// A counted call's wake-up: its items are no longer in flight, in the
+    /// same step that wakes the waiters for them.
+    fn wake_landed(&self, reach: Reach, in_flight: u64) {
+        let mut looks = self.looks.lock().expect("looks");
+        looks.in_flight = looks.in_flight.saturating_sub(in_flight);
+        looks.woken(reach, Announced::Counted);
+        drop(looks);
+        self.notify.notify_waiters();
     }
 
     /// Counts wake-ups: one later than a turn's fetch means messages may
@@ -328,7 +396,7 @@ impl Signal {
             Look::Always | Look::First => None,
             Look::IfNew | Look::Tick(_) => Some(self.turn.lock().await),
         };
-        let (generation, at) = {
+        let began = {
             let looks = self.looks.lock().expect("looks");
             let covered = match look {
                 Look::Always => false,
@@ -338,13 +406,12 @@ impl Signal {
             if covered {
                 return Ok(None);
             }
-            (looks.generation, Instant::now())
+            looks.began(Instant::now())
         };
         let r = fetch().await;
         match &r {
             Ok(None) => {
-                let empty = Empty { generation, at };
-                self.looks.lock().expect("looks").found_nothing(who, empty);
+                self.looks.lock().expect("looks").found_nothing(who, began);
             }
             Ok(Some(_)) => self.looks.lock().expect("looks").found(),
             Err(_) => {}

@@ -328,3 +328,57 @@ async fn a_fallback_tick_is_covered_by_recent_empty_looks_of_its_filter_and_owne
         "a wake-up since the empty looks"
     );
 }
+
+/// Regression: under load some counted call is always in flight, and each
+/// slot back from work looked at the store for that call's items, which no
+/// look can take before the call's wake-up (one empty worker fetch per
+/// activity of a hello run).
+#[tokio::test]
+async fn the_items_of_a_call_in_flight_uncover_no_look_before_its_wake_up() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let (a, b) = (who("f", "slot-a"), who("f", "slot-b"));
+    assert_eq!(looks(&signal, Look::First, &a, &calls).await, 1);
+    assert_eq!(looks(&signal, Look::First, &b, &calls).await, 1);
+    // Two turns ack; the first one's wake-up comes while the second commits.
+    let first = signal.expect(Reach::Any, 1);
+    let second = signal.expect(Reach::Any, 1);
+    first.woke();
+    assert_eq!(finds(&signal, Look::IfNew, &a, &calls).await, 1);
+    assert_eq!(
+        looks(&signal, Look::First, &b, &calls).await,
+        0,
+        "the second call's item cannot be taken before its wake-up"
+    );
+    second.woke();
+    assert_eq!(finds(&signal, Look::IfNew, &b, &calls).await, 1);
+    assert_eq!(looks(&signal, Look::First, &a, &calls).await, 0);
+}
+
+/// Regression: the count recovered only from an empty look during which no
+/// wake-up came, so under steady load it stayed unknown and every look ran.
+#[tokio::test]
+async fn an_empty_look_during_counted_wake_ups_sets_the_count() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let f = who("f", "");
+    // Unknown count: another process's notification.
+    signal.wake(Reach::Any, None);
+    // While the look's fetch runs, a call of this process commits an item.
+    let during = || {
+        calls.fetch_add(1, Ordering::SeqCst);
+        signal.expect(Reach::Any, 1).woke();
+        std::future::ready(Ok::<Option<()>, ProviderError>(None))
+    };
+    signal.look(Look::IfNew, &f, &during).await.unwrap();
+    assert_eq!(
+        finds(&signal, Look::IfNew, &f, &calls).await,
+        1,
+        "the item committed during the empty look is still to be found"
+    );
+    assert_eq!(
+        looks(&signal, Look::First, &f, &calls).await,
+        0,
+        "then nothing counted is left"
+    );
+}
