@@ -1,15 +1,22 @@
 //! How each call through a layer of the stack (`layer.rs`) runs: [`run`] is
 //! the one loop, and a [`CallPolicy`] states only what differs between
-//! layers: how long one attempt may wait, which errors are transient, how long
-//! they are retried, the pauses between tries, and who is told of failures.
+//! layers: which lock an attempt holds, how long one attempt may wait, which
+//! errors are transient, how long they are retried, the pauses between
+//! tries, and who is told of failures.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
 use duroxide::providers::ProviderError;
 
-/// Every hook defaults to "no limit, no retry, nobody told".
+/// Every hook defaults to "no lock, no limit, no retry, nobody told".
 pub(crate) trait CallPolicy: Send + Sync + 'static {
+    /// A lock each attempt of `op` holds while it runs, taken in turn
+    /// (first come, first served) and counted in its deadline.
+    fn exclusive(&self, _op: &'static str) -> Option<&tokio::sync::Mutex<()>> {
+        None
+    }
+
     /// How long one attempt of `op` may wait for the store; `None` waits for
     /// as long as the store takes.
     fn deadline(&self, _op: &'static str) -> Option<Duration> {
@@ -118,6 +125,13 @@ where
     P: CallPolicy + ?Sized,
     Fut: Future<Output = Result<T, ProviderError>>,
 {
+    let call = async {
+        let _held = match policy.exclusive(op) {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
+        };
+        call.await
+    };
     match policy.deadline(op) {
         None => call.await,
         Some(limit) => match tokio::time::timeout(limit, call).await {

@@ -4,6 +4,7 @@
 //! - `layer.rs`: the provider stack, one forwarding of duroxide's traits.
 //! - `call_policy.rs`: how a call through a layer runs (deadline, retries).
 //! - `pg_retry.rs`, `sqlite_retry.rs`: the retry layer each store gets.
+//! - `sqlite_writer.rs`: SQLite's writing calls, one at a time.
 //! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
 //!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
 //! - `history_tail.rs`: Postgres orchestration fetches that read only the
@@ -14,7 +15,7 @@
 //!   what its own turn knew.
 //!
 //! A provider's stack, top to bottom: wake-ups, retries, (Postgres) tail
-//! fetches, the store. A runtime
+//! fetches or (SQLite) the one writer, the store. A runtime
 //! adds its descriptors layer and, on top of that, its guard (`guard/`); a
 //! client adds its call deadline (`client/bounded.rs`).
 
@@ -29,6 +30,7 @@ pub(crate) mod postgres;
 pub(crate) mod scratch;
 pub(crate) mod sqlite;
 mod sqlite_retry;
+mod sqlite_writer;
 pub(crate) mod wakeup;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,5 +1,6 @@
-//! `SqliteProvider.open(url)` / `SqliteProvider.inMemory()`. Both stores are
-//! wrapped so that SQLite's transient busy errors are retried (`sqlite_retry.rs`).
+//! `SqliteProvider.open(url)` / `SqliteProvider.inMemory()`. Both stores take
+//! their writing calls one at a time (`sqlite_writer.rs`) and retry SQLite's
+//! transient busy errors (`sqlite_retry.rs`: another process on the file).
 
 use std::sync::Arc;
 
@@ -33,8 +34,9 @@ pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
     Ok(path.to_string())
 }
 
-/// The store under its retry and wake-up layers, with `extra` (a layer of
-/// the caller's, such as `TestEnv`'s virtual time) between the two.
+/// The store under its writer, retry and wake-up layers, with `extra` (a
+/// layer of the caller's, such as `TestEnv`'s virtual time) between the
+/// last two.
 fn stacked(
     provider: SqliteProvider,
     extra: impl FnOnce(Arc<dyn Provider>) -> Arc<dyn Provider>,
@@ -42,7 +44,8 @@ fn stacked(
     let backend = Backend::Sqlite {
         pool: provider.get_pool().clone(),
     };
-    let retried = super::sqlite_retry::with_busy_retry(Arc::new(provider));
+    let one_writer = super::sqlite_writer::with_one_writer(Arc::new(provider));
+    let retried = super::sqlite_retry::with_busy_retry(one_writer);
     NativeProvider::with_wakeups(extra(retried), backend)
 }
 
