@@ -72,6 +72,15 @@ function register(rt) {
     aborted.set(key, { isCancelled: ctx.isCancelled(), aborted: ctx.signal.aborted })
     return 'cancelled'
   })
+  // Reads `ctx.signal` only once isCancelled() says so: the signal is made
+  // on first read and must then already be aborted, with the reason.
+  rt.registerActivity('SleepUnwatched', async (ctx, key) => {
+    running.add(key)
+    while (!ctx.isCancelled()) await new Promise((resolve) => setTimeout(resolve, 5))
+    const { signal } = ctx
+    aborted.set(key, { aborted: signal.aborted, reason: String(signal.reason), same: signal === ctx.signal })
+    return 'cancelled'
+  })
   for (const [name, fn] of Object.entries(FAILING)) rt.registerActivity(name, fn)
 
   rt.registerOrchestrationVersioned('Inspector', '1.2.3', function* (ctx) {
@@ -97,6 +106,9 @@ function register(rt) {
   rt.registerOrchestration('Uncaught', function* (ctx, name) {
     yield ctx.scheduleActivity(name)
     return 'not reached'
+  })
+  rt.registerOrchestration('SleeperUnwatched', function* (ctx) {
+    return yield ctx.scheduleActivity('SleepUnwatched', ctx.instanceId)
   })
   rt.registerOrchestration('Sleeper', function* (ctx) {
     return yield ctx.scheduleActivity('Sleep', ctx.instanceId)
@@ -201,6 +213,14 @@ for (const [kind, open] of backends) {
       const s = await client.waitForOrchestration(instanceId, 20000)
       assert.equal(s.status, 'Failed')
       assert.match(s.error, /stop it/)
+    })
+
+    test('a signal first read after the cancellation is already aborted, with the reason', async () => {
+      const instanceId = await start('SleeperUnwatched')
+      await eventually(() => running.has(instanceId), { what: 'the activity to start' })
+      await client.cancelInstance(instanceId, 'stop it')
+      const seen = await eventually(() => aborted.get(instanceId), { what: 'the activity to see its cancellation' })
+      assert.deepEqual(seen, { aborted: true, reason: 'Error: activity cancelled', same: true })
     })
   })
 }

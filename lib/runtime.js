@@ -15,7 +15,7 @@ const { Task, consume } = require('./tasks')
 const { encodeFailure, decodeOutcome } = require('./failure')
 const { Mistakes } = require('./mistakes')
 const { OrchestrationContext } = require('./orchestration-context')
-const { ActivityContext } = require('./activity-context')
+const { ActivityContext, abort } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
 const { string, number, func } = require('./validate')
 const { RuntimeEvents } = require('./runtime-events')
@@ -58,7 +58,7 @@ class Runtime {
   #orchestrations = new Map() // name -> Map(version -> generator function)
   #activities = new Map() // name -> async function
   #generators = new Map() // invocation -> { iterator }
-  #aborts = new Map() // invocation -> AbortController
+  #activityContexts = new Map() // invocation -> ActivityContext, while it runs
   #events = new RuntimeEvents()
   #starting = null // the native start promise, awaited by a shutdown that follows it
   #mistakes // what orchestration code gets wrong, reported once per name (lib/mistakes.js)
@@ -160,8 +160,8 @@ class Runtime {
     // A shutdown issued right after start() stops what that start starts.
     if (this.#starting) await this.#starting.catch(() => {})
     await call(() => this.#native.shutdown(timeoutMs))
-    for (const controller of this.#aborts.values()) controller.abort(new Error('runtime shut down'))
-    this.#aborts.clear()
+    for (const ctx of this.#activityContexts.values()) ctx[abort](new Error('runtime shut down'))
+    this.#activityContexts.clear()
     this.#generators.clear()
   }
 
@@ -282,13 +282,9 @@ class Runtime {
   async #activityStart(c) {
     const fn = this.#activities.get(c.activityName)
     if (!fn) return { err: `activity '${c.activityName}' has no function on this runtime` }
-    const controller = new AbortController()
-    this.#aborts.set(c.invocation, controller)
     try {
-      const ctx = new ActivityContext(c.context, c, controller.signal, () => {
-        const { Client } = require('./client')
-        return new Client(this.#provider)
-      })
+      const ctx = new ActivityContext(c.context, c, this.#makeClient)
+      this.#activityContexts.set(c.invocation, ctx)
       let result
       try {
         result = await fn(ctx, decode(c.input))
@@ -303,13 +299,19 @@ class Runtime {
     } catch (err) {
       return { err: `internal bridge error in activity '${c.activityName}': ${messageOf(err)}` }
     } finally {
-      this.#aborts.delete(c.invocation)
+      this.#activityContexts.delete(c.invocation)
     }
   }
 
+  /** An activity's `ctx.getClient()`: a Client on this runtime's provider. */
+  #makeClient = () => {
+    const { Client } = require('./client')
+    return new Client(this.#provider)
+  }
+
   #activityCancel(invocation) {
-    const controller = this.#aborts.get(invocation)
-    if (controller) controller.abort(new Error('activity cancelled'))
+    const ctx = this.#activityContexts.get(invocation)
+    if (ctx) ctx[abort](new Error('activity cancelled'))
   }
 }
 
