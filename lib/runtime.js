@@ -4,7 +4,7 @@
 // The four bridge callbacks (see src/bridge/mod.rs for the table):
 //   orchestrationStep(call)      -> Step, called synchronously from Rust
 //   orchestrationDispose(id)     -> drops a generator (turn over, or evicted from the Rust generator cache)
-//   activityStart(call)          -> Promise<{ok} | {err}>
+//   activityStart(call)          -> void; later call.context.complete({ok} | {err})
 //   activityCancel(id)           -> aborts that activity's AbortSignal
 //   events(event)                -> guard events to runtime.on() listeners (lib/runtime-events.js)
 // None of them throws: user errors travel inside the returned values.
@@ -129,7 +129,10 @@ class Runtime {
       this.#native.start(
         (c) => this.#orchestrationStep(c),
         (id) => { this.#generators.delete(id) },
-        (c) => this.#activityStart(c),
+        (c) => this.#activityStart(c).then(
+          (outcome) => c.context.complete(outcome),
+          (err) => c.context.complete({ err: `internal bridge error in activity '${c.activityName}': ${messageOf(err)}` }),
+        ),
         (id) => this.#activityCancel(id),
         (e) => this.#events.dispatch(e),
       ),

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use duroxide::providers::Provider;
 use duroxide::runtime::observability::MetricsSnapshot;
-use napi::bindgen_prelude::{Promise, PromiseRaw};
+use napi::bindgen_prelude::PromiseRaw;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Env;
 use napi::Status;
@@ -262,7 +262,7 @@ impl NativeRuntime {
     /// (see `bridge/mod.rs` for their signatures).
     /// The phase changes at the call; the promise settles once dispatching runs.
     #[napi(
-        ts_args_type = "orchestrationStep: (call: OrchestrationCall) => any, orchestrationDispose: (invocation: number) => void, activityStart: (call: ActivityCall) => Promise<any>, activityCancel: (invocation: number) => void, events: (event: GuardEvent) => void",
+        ts_args_type = "orchestrationStep: (call: OrchestrationCall) => any, orchestrationDispose: (invocation: number) => void, activityStart: (call: ActivityCall) => void, activityCancel: (invocation: number) => void, events: (event: GuardEvent) => void",
         ts_return_type = "Promise<void>"
     )]
     pub fn start<'env>(
@@ -270,7 +270,7 @@ impl NativeRuntime {
         env: &'env Env,
         orchestration_step: Tsfn<OrchestrationCall, serde_json::Value>,
         orchestration_dispose: Tsfn<u32, ()>,
-        activity_start: Tsfn<ActivityCall, Promise<serde_json::Value>>,
+        activity_start: Tsfn<ActivityCall, ()>,
         activity_cancel: Tsfn<u32, ()>,
         events: Tsfn<GuardEvent, ()>,
     ) -> napi::Result<PromiseRaw<'env, Settled<()>>, ErrorCode> {

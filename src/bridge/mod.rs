@@ -9,7 +9,7 @@
 //! |--------------------|----------------------------------------------------------|-------------|
 //! | `orchestration_step`   | `(call: OrchestrationCall) => Step`                  | blocking, from a tokio thread in `block_in_place` |
 //! | `orchestration_dispose`| `(invocation: number) => void`                       | fire and forget, when a generator leaves the cache or its turn |
-//! | `activity_start`   | `(call: ActivityCall) => Promise<{ok: string} \| {err: string}>` | async |
+//! | `activity_start`   | `(call: ActivityCall) => void`, later `call.context.complete({ok: string} \| {err: string})` | fire and forget; the outcome comes back through the call's handle |
 //! | `activity_cancel`  | `(invocation: number) => void`                           | fire and forget |
 //! | `events`           | `(event: GuardEvent) => void`                            | fire and forget, non-blocking |
 //!
@@ -37,7 +37,6 @@ pub(crate) mod traced;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, RwLock};
 
-use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Status;
 
@@ -53,14 +52,9 @@ pub type OrchestrationStepFn = ThreadsafeFunction<
 >;
 /// `(invocation: number) => void`
 pub type DisposeFn = ThreadsafeFunction<u32, (), u32, Status, false>;
-/// `(call: ActivityCall) => Promise<ActivityOutcome>`
-pub type ActivityStartFn = ThreadsafeFunction<
-    activity::ActivityCall,
-    Promise<serde_json::Value>,
-    activity::ActivityCall,
-    Status,
-    false,
->;
+/// `(call: ActivityCall) => void`; the outcome comes through `call.context.complete`.
+pub type ActivityStartFn =
+    ThreadsafeFunction<activity::ActivityCall, (), activity::ActivityCall, Status, false>;
 
 /// `(event: GuardEvent) => void`
 pub type EventFn = ThreadsafeFunction<

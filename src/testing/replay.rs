@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use duroxide::{Event, EventKind};
-use napi::bindgen_prelude::{Promise, PromiseRaw};
+use napi::bindgen_prelude::PromiseRaw;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::{Env, Status};
 use napi_derive::napi;
@@ -121,7 +121,7 @@ fn unregistered(events: &[Event], name: &str, version: &str) -> ReplayReport {
 
 #[allow(clippy::too_many_arguments)]
 #[napi(
-    ts_args_type = "runtime: NativeRuntime, history: any, target: ReplayTarget, orchestrationStep: (call: OrchestrationCall) => any, orchestrationDispose: (invocation: number) => void, activityStart: (call: ActivityCall) => Promise<any>, activityCancel: (invocation: number) => void, events: (event: GuardEvent) => void",
+    ts_args_type = "runtime: NativeRuntime, history: any, target: ReplayTarget, orchestrationStep: (call: OrchestrationCall) => any, orchestrationDispose: (invocation: number) => void, activityStart: (call: ActivityCall) => void, activityCancel: (invocation: number) => void, events: (event: GuardEvent) => void",
     ts_return_type = "Promise<ReplayReport>"
 )]
 pub fn replay_execution<'env>(
@@ -131,7 +131,7 @@ pub fn replay_execution<'env>(
     target: ReplayTarget,
     orchestration_step: Tsfn<OrchestrationCall, serde_json::Value>,
     orchestration_dispose: Tsfn<u32, ()>,
-    activity_start: Tsfn<ActivityCall, Promise<serde_json::Value>>,
+    activity_start: Tsfn<ActivityCall, ()>,
     activity_cancel: Tsfn<u32, ()>,
     events: Tsfn<GuardEvent, ()>,
 ) -> napi::Result<PromiseRaw<'env, Settled<ReplayReport>>, ErrorCode> {
