@@ -48,6 +48,22 @@ function optionValue(path, value) {
  */
 const replayBridge = Symbol('duroxide-node replay bridge')
 
+/**
+ * Forgets a generator and clears what its entry points at. A cached entry
+ * often outlives two young collections and is promoted; dead in the old
+ * generation, it still kept the young objects it pointed at (the last
+ * turn's task) through every young collection until the next full one
+ * (a hello run: 1.1 KB survived or promoted per orchestration, 0.8 KB with
+ * the entry cleared).
+ */
+function drop(generators, invocation) {
+  const entry = generators.get(invocation)
+  if (entry === undefined) return
+  generators.delete(invocation)
+  entry.iterator = null
+  entry.task = null
+}
+
 function isIterator(value) {
   return value != null && typeof value.next === 'function' && typeof value.throw === 'function'
 }
@@ -128,7 +144,7 @@ class Runtime {
     this.#starting = call(() =>
       this.#native.start(
         (c) => this.#orchestrationStep(c),
-        (id) => { this.#generators.delete(id) },
+        (id) => drop(this.#generators, id),
         (c) => this.#activityStart(c).then(
           (outcome) => c.context.complete(outcome),
           (err) => c.context.complete({ err: `internal bridge error in activity '${c.activityName}': ${messageOf(err)}` }),
@@ -192,7 +208,7 @@ class Runtime {
     return {
       native: this.#native,
       orchestrationStep: (c) => this.#orchestrationStep(c, generators),
-      orchestrationDispose: (id) => { generators.delete(id) },
+      orchestrationDispose: (id) => drop(generators, id),
     }
   }
 
@@ -247,12 +263,12 @@ class Runtime {
     try {
       r = entry.step.run(step)
     } catch (err) {
-      generators.delete(invocation)
+      drop(generators, invocation)
       entry.step.finished()
       return { throw: encodeFailure(entry.who, err) }
     }
     if (r.done) {
-      generators.delete(invocation)
+      drop(generators, invocation)
       const returnedTask = r.value instanceof Task
       if (returnedTask) consume(r.value) // reported below, not also as a dropped task
       entry.step.finished()
@@ -268,7 +284,7 @@ class Runtime {
       }
     }
     if (!(r.value instanceof Task)) {
-      generators.delete(invocation)
+      drop(generators, invocation)
       return {
         throw: `orchestration yielded ${describe(r.value)}, which is not a task; yield a task from ctx (scheduleActivity, scheduleTimer, waitForEvent, all, race, ...)`,
       }
