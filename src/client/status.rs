@@ -87,7 +87,10 @@ fn from_row(row: Row) -> Option<OrchestrationStatus> {
 }
 
 /// The row's answer; `Ok(None)` when duroxide's read must answer.
-async fn quick(backend: &Backend, instance_id: &str) -> Result<Option<OrchestrationStatus>, ClientError> {
+async fn quick(
+    backend: &Backend,
+    instance_id: &str,
+) -> Result<Option<OrchestrationStatus>, ClientError> {
     let query = async {
         match backend {
             Backend::Sqlite { pool } => row_sqlite(pool, instance_id).await,

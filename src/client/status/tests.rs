@@ -24,13 +24,19 @@ fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
         })
         .build();
     let orchestrations = OrchestrationRegistry::builder()
-        .register("Hello", |ctx: OrchestrationContext, name: String| async move {
-            ctx.set_custom_status("greeting");
-            ctx.schedule_activity("Greet", name).await
-        })
-        .register("Fails", |_ctx: OrchestrationContext, _: String| async move {
-            Err::<String, String>("it went wrong".into())
-        })
+        .register(
+            "Hello",
+            |ctx: OrchestrationContext, name: String| async move {
+                ctx.set_custom_status("greeting");
+                ctx.schedule_activity("Greet", name).await
+            },
+        )
+        .register(
+            "Fails",
+            |_ctx: OrchestrationContext, _: String| async move {
+                Err::<String, String>("it went wrong".into())
+            },
+        )
         .register("Waits", |ctx: OrchestrationContext, _: String| async move {
             Ok(ctx.schedule_wait("go").await)
         })
@@ -65,17 +71,32 @@ async fn every_state_reads_as_duroxide_reads_it(store: Arc<dyn Provider>, backen
     )
     .await;
     let client = Client::new(store.clone());
-    client.start_orchestration("done", "Hello", "ann").await.unwrap();
-    client.start_orchestration("failed", "Fails", "").await.unwrap();
-    client.start_orchestration("waiting", "Waits", "").await.unwrap();
-    client.start_orchestration("looped", "Loops", "2").await.unwrap();
+    client
+        .start_orchestration("done", "Hello", "ann")
+        .await
+        .unwrap();
+    client
+        .start_orchestration("failed", "Fails", "")
+        .await
+        .unwrap();
+    client
+        .start_orchestration("waiting", "Waits", "")
+        .await
+        .unwrap();
+    client
+        .start_orchestration("looped", "Loops", "2")
+        .await
+        .unwrap();
     client.wait_for_orchestration("done", WAIT).await.unwrap();
     client.wait_for_orchestration("failed", WAIT).await.unwrap();
     // The waiting ones have run their first turns (their executions exist).
     for (id, execution) in [("waiting", 1), ("looped", 3)] {
         let deadline = std::time::Instant::now() + WAIT;
         while client.list_executions(id).await.unwrap_or_default().len() < execution {
-            assert!(std::time::Instant::now() < deadline, "{id} did not reach execution {execution}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{id} did not reach execution {execution}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let deadline = std::time::Instant::now() + WAIT;
@@ -161,7 +182,12 @@ async fn a_query_that_fails_leaves_the_answer_to_duroxide() {
 #[test]
 fn rows_this_module_does_not_know_are_duroxides() {
     let row = |status: &str, output: Option<&str>| {
-        (status.to_string(), output.map(str::to_string), None, Some(0))
+        (
+            status.to_string(),
+            output.map(str::to_string),
+            None,
+            Some(0),
+        )
     };
     assert_eq!(from_row(row("Failed", Some("boom"))), None);
     assert_eq!(from_row(row("Terminated", None)), None);

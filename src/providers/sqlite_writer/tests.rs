@@ -50,11 +50,8 @@ fn every_call_is_a_write_or_a_read() {
 }
 
 async fn file_store() -> (Arc<dyn Provider>, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "dxwriter-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("dxwriter-{}-{}", std::process::id(), rand_suffix()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite:{}?mode=rwc", dir.join("t.db").display());
     let store: Arc<dyn Provider> = Arc::new(SqliteProvider::new(&url, None).await.unwrap());

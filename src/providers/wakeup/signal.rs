@@ -49,9 +49,13 @@
 //! worker fetch per activity of a hello run. An empty look sets the count to
 //! what may still be unfound: the items of calls in flight when it began
 //! (its fetch may have run before they committed) and of those counted since,
-//! so the count recovers under load too (it used to recover only when no call
-//! was in flight and no wake-up came during the look). A call that fails
-//! leaves the count too high, which costs a look, never latency. Before this, about one
+//! plus one per such call (an ack that fetches in the same call may have
+//! taken an item announced before, out of the look's sight until it hands it
+//! over), so the count recovers under load too (it used to recover only when
+//! no call was in flight and no wake-up came during the look). What looks
+//! still running then find is not counted off (it may be what the count left
+//! out). A call that fails leaves the count too high, which costs a look,
+//! never latency. Before this, about one
 //! Postgres payload run in twelve waited for the fallback tick (1 s) on the
 //! worker queue with every announced item counted off; none in 40 runs since
 //! (the same stall still shows about once in 30 with `DUROXIDE_NODE_RIDES=off`).
@@ -131,8 +135,14 @@ struct Began {
     empty: Empty,
     /// Items of counted calls in flight.
     in_flight: u64,
+    /// [`Looks::calls_in_flight`].
+    calls_in_flight: u64,
     /// [`Looks::announced`].
     announced: u64,
+    /// [`Looks::calls`].
+    calls: u64,
+    /// Its place among looks that began ([`Looks::begun`]).
+    seq: u64,
 }
 
 #[derive(Default)]
@@ -155,9 +165,22 @@ struct Looks {
     /// Items counted or announced with their number, ever: what a look sees
     /// counted after it began is this minus what it saw.
     announced: u64,
+    /// Calls of this process that counted items for every owner and have not
+    /// woken yet, and all such calls ever. An ack that fetches the next item
+    /// in the same call (`history_tail/ride.rs`) may take an item announced
+    /// before, which no look then sees until the ack returns and hands it
+    /// over; an empty look meanwhile proves nothing about one item per call.
+    calls_in_flight: u64,
+    calls: u64,
     /// The generation of the latest wake-up that did not say how many items
     /// it is for, or that may be one owner's.
     uncounted: u64,
+    /// Looks that began, counted.
+    begun: u64,
+    /// Looks that began up to the latest setting of the count by an empty
+    /// look ([`Looks::found_nothing`]): what they find may be what that count
+    /// already left out, so it is not counted off again.
+    counted_after: u64,
 }
 
 impl Looks {
@@ -239,25 +262,42 @@ impl Looks {
             Reach::Any => {
                 self.in_flight += n;
                 self.announced += n;
+                self.calls_in_flight += 1;
+                self.calls += 1;
                 n
             }
             Reach::Owned => 0,
         }
     }
 
-    fn began(&self, at: Instant) -> Began {
+    /// A call counted `in_flight` items (`Reach::Any`) woke or failed.
+    fn landed(&mut self, reach: Reach, in_flight: u64) {
+        self.in_flight = self.in_flight.saturating_sub(in_flight);
+        if reach == Reach::Any {
+            self.calls_in_flight = self.calls_in_flight.saturating_sub(1);
+        }
+    }
+
+    fn began(&mut self, at: Instant) -> Began {
+        self.begun += 1;
         Began {
+            seq: self.begun,
             empty: Empty {
                 generation: self.generation,
                 at,
             },
             in_flight: self.in_flight,
+            calls_in_flight: self.calls_in_flight,
             announced: self.announced,
+            calls: self.calls,
         }
     }
 
-    fn found(&mut self) {
-        self.unfound = self.unfound.map(|u| u.saturating_sub(1));
+    /// A look (begun `seq`-th) found an item.
+    fn found(&mut self, seq: u64) {
+        if seq > self.counted_after {
+            self.unfound = self.unfound.map(|u| u.saturating_sub(1));
+        }
     }
 
     fn found_nothing(&mut self, who: &Fetcher<'_>, began: Began) {
@@ -266,13 +306,23 @@ impl Looks {
             self.by_filter.clear();
             self.unfound = None;
         }
-        // Nothing this filter can take was left when the look began. What
-        // may still be unfound: the items of calls that were in flight then
-        // (the look may have run before they committed) and of those counted
-        // since; a wake-up since that did not say how many leaves it unknown.
+        // Nothing this filter can take was left when the look began, but
+        // what an ack in flight fetched for a slot of this process. What may
+        // still be unfound: the items of calls that were in flight then (the
+        // look may have run before they committed) and of those counted
+        // since, and one more per such call (an item announced before, that
+        // it fetched); a wake-up since that did not say how many leaves it
+        // unknown.
         let look = began.empty;
+        // A look still running may find an item committed before this one
+        // began, which this count already leaves out: counted off again, an
+        // announced item would be taken for found and wait for the fallback
+        // tick. So what looks begun by now find is not counted off; counting
+        // too high costs a look, never latency.
         if self.uncounted <= look.generation {
-            self.unfound = Some(began.in_flight + (self.announced - began.announced));
+            let since = (self.announced - began.announced) + (self.calls - began.calls);
+            self.unfound = Some(began.in_flight + began.calls_in_flight + since);
+            self.counted_after = self.begun;
         }
         let later = |e: &mut Empty| {
             if look.generation >= e.generation {
@@ -313,12 +363,14 @@ pub(super) struct Expected<'a> {
     reach: Reach,
     /// Its items counted in flight.
     in_flight: u64,
+    /// Woken for: nothing left to do when dropped.
+    landed: bool,
 }
 
 impl Expected<'_> {
     pub(super) fn woke(mut self) {
         self.signal.wake_landed(self.reach, self.in_flight);
-        self.in_flight = 0;
+        self.landed = true;
     }
 }
 
@@ -326,8 +378,10 @@ impl Drop for Expected<'_> {
     /// A call that failed: its items are not in flight any more (they stay
     /// counted as unfound, which costs a look).
     fn drop(&mut self) {
-        let mut looks = self.signal.looks.lock().expect("looks");
-        looks.in_flight = looks.in_flight.saturating_sub(self.in_flight);
+        if !self.landed {
+            let mut looks = self.signal.looks.lock().expect("looks");
+            looks.landed(self.reach, self.in_flight);
+        }
     }
 }
 
@@ -359,6 +413,7 @@ impl Signal {
             signal: self,
             reach,
             in_flight,
+            landed: false,
         }
     }
 
@@ -366,7 +421,7 @@ impl Signal {
     /// same step that wakes the waiters for them.
     fn wake_landed(&self, reach: Reach, in_flight: u64) {
         let mut looks = self.looks.lock().expect("looks");
-        looks.in_flight = looks.in_flight.saturating_sub(in_flight);
+        looks.landed(reach, in_flight);
         looks.woken(reach, Announced::Counted);
         drop(looks);
         self.notify.notify_waiters();
@@ -397,7 +452,7 @@ impl Signal {
             Look::IfNew | Look::Tick(_) => Some(self.turn.lock().await),
         };
         let began = {
-            let looks = self.looks.lock().expect("looks");
+            let mut looks = self.looks.lock().expect("looks");
             let covered = match look {
                 Look::Always => false,
                 Look::Tick(tick) => looks.ticked(who, tick),
@@ -413,7 +468,7 @@ impl Signal {
             Ok(None) => {
                 self.looks.lock().expect("looks").found_nothing(who, began);
             }
-            Ok(Some(_)) => self.looks.lock().expect("looks").found(),
+            Ok(Some(_)) => self.looks.lock().expect("looks").found(began.seq),
             Err(_) => {}
         }
         r

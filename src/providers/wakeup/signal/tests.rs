@@ -255,6 +255,11 @@ async fn an_empty_look_while_a_counted_call_commits_does_not_cover_its_items() {
     );
     assert_eq!(
         looks(&signal, Look::First, &f, &calls).await,
+        1,
+        "a call in flight during an empty look may have fetched an item announced before: one look for it"
+    );
+    assert_eq!(
+        looks(&signal, Look::First, &f, &calls).await,
         0,
         "then every counted item is found"
     );
@@ -378,7 +383,83 @@ async fn an_empty_look_during_counted_wake_ups_sets_the_count() {
     );
     assert_eq!(
         looks(&signal, Look::First, &f, &calls).await,
+        1,
+        "and one the call may have fetched"
+    );
+    assert_eq!(
+        looks(&signal, Look::First, &f, &calls).await,
         0,
         "then nothing counted is left"
+    );
+}
+
+/// Regression: an empty look set the count, then a look that began before
+/// it and took an item it had already left out counted that item off
+/// again; an announced item was then taken for found and waited for the
+/// fallback tick (a Postgres hello run stalled 1 s about one time in three).
+#[tokio::test]
+async fn a_find_by_a_look_begun_before_an_empty_one_is_not_counted_off_twice() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let f = who("f", "");
+    assert_eq!(looks(&signal, Look::First, &f, &calls).await, 1);
+    // One item committed and announced, one more in a call still in flight.
+    signal.expect(Reach::Any, 1).woke();
+    let in_flight = signal.expect(Reach::Any, 1);
+    let release = tokio::sync::Notify::new();
+    // The first look takes the committed item, and returns after the second.
+    let slow = || async {
+        release.notified().await;
+        Ok::<_, ProviderError>(Some(()))
+    };
+    let first = signal.look(Look::Always, &f, &slow);
+    let second = async {
+        let calls = looks(&signal, Look::Always, &f, &calls).await;
+        release.notify_one();
+        calls
+    };
+    let (found, second_calls) = tokio::join!(first, second);
+    assert!(found.unwrap().is_some());
+    assert_eq!(second_calls, 1, "the second look found nothing");
+    in_flight.woke();
+    assert_eq!(
+        finds(&signal, Look::IfNew, &f, &calls).await,
+        1,
+        "the item of the call that was in flight is still to be found"
+    );
+}
+
+/// Regression: an ack in flight that fetched the next item in the same call
+/// (`history_tail/ride.rs`) took an item announced before it; an empty look
+/// meanwhile (the item locked, the ack's own not committed) set the count to
+/// the ack's one item, the slot handed the fetched item counted it off, and
+/// the ack's own item waited for the fallback tick (a Postgres hello run
+/// stalled 1 s about one time in three).
+#[tokio::test]
+async fn an_empty_look_while_an_ack_may_have_fetched_an_announced_item_leaves_it_counted() {
+    let signal = Signal::default();
+    let calls = AtomicUsize::new(0);
+    let (a, b) = (who("f", "slot-a"), who("f", "slot-b"));
+    assert_eq!(looks(&signal, Look::First, &a, &calls).await, 1);
+    assert_eq!(looks(&signal, Look::First, &b, &calls).await, 1);
+    // An item committed and announced; then an ack that takes it while it
+    // commits its own.
+    signal.expect(Reach::Any, 1).woke();
+    let ack = signal.expect(Reach::Any, 1);
+    assert_eq!(
+        looks(&signal, Look::Always, &a, &calls).await,
+        1,
+        "both items out of sight"
+    );
+    ack.woke();
+    assert_eq!(
+        finds(&signal, Look::IfNew, &a, &calls).await,
+        1,
+        "the item the ack fetched"
+    );
+    assert_eq!(
+        finds(&signal, Look::IfNew, &b, &calls).await,
+        1,
+        "the ack's own item is still to be found"
     );
 }
