@@ -76,6 +76,21 @@ async fn running(store: &Arc<dyn Provider>) {
     .await;
 }
 
+/// Event `go` raised for `i1`: its next turn can run.
+async fn raise_go(store: &Arc<dyn Provider>) {
+    store
+        .enqueue_for_orchestrator(
+            WorkItem::ExternalRaised {
+                instance: "i1".into(),
+                name: "go".into(),
+                data: String::new(),
+            },
+            None,
+        )
+        .await
+        .unwrap();
+}
+
 async fn wait(f: &Fixture, ms: u64) -> Result<OrchestrationStatus, ClientError> {
     within(
         Duration::from_millis(ms),
@@ -95,17 +110,7 @@ async fn a_wait_on_a_running_then_completed_instance_reads_no_history() {
         "no history read while it runs"
     );
 
-    f.store
-        .enqueue_for_orchestrator(
-            WorkItem::ExternalRaised {
-                instance: "i1".into(),
-                name: "go".into(),
-                data: String::new(),
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    raise_go(&f.store).await;
     let completed = EventKind::OrchestrationCompleted {
         output: "\"done\"".into(),
     };
@@ -141,17 +146,7 @@ async fn a_wait_on_an_instance_not_started_yet_reads_the_history() {
 async fn a_wait_on_a_failed_instance_reads_the_failure_from_the_history() {
     let f = fixture().await;
     running(&f.store).await;
-    f.store
-        .enqueue_for_orchestrator(
-            WorkItem::ExternalRaised {
-                instance: "i1".into(),
-                name: "go".into(),
-                data: String::new(),
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    raise_go(&f.store).await;
     let details = duroxide::ErrorDetails::Application {
         kind: duroxide::AppErrorKind::OrchestrationFailed,
         message: "boom".into(),

@@ -142,28 +142,18 @@ async fn reads_run_while_a_writing_call_holds_the_lock() {
     let held = writer.0.lock.lock().await;
     let read = tokio::time::timeout(Duration::from_secs(5), stacked.read("nobody")).await;
     assert!(matches!(read, Ok(Ok(events)) if events.is_empty()));
-    let write = tokio::time::timeout(
-        Duration::from_millis(200),
-        stacked.fetch_work_item(
-            Duration::from_secs(30),
-            Duration::ZERO,
-            None,
-            &duroxide::providers::TagFilter::default(),
-        ),
-    )
-    .await;
-    assert!(write.is_err(), "a writing call waits for the lock");
+    let tags = duroxide::providers::TagFilter::default();
+    let fetch = |within: Duration| {
+        tokio::time::timeout(
+            within,
+            stacked.fetch_work_item(Duration::from_secs(30), Duration::ZERO, None, &tags),
+        )
+    };
+    assert!(
+        fetch(Duration::from_millis(200)).await.is_err(),
+        "a writing call waits for the lock"
+    );
     drop(held);
-    let write = tokio::time::timeout(
-        Duration::from_secs(5),
-        stacked.fetch_work_item(
-            Duration::from_secs(30),
-            Duration::ZERO,
-            None,
-            &duroxide::providers::TagFilter::default(),
-        ),
-    )
-    .await;
-    assert!(matches!(write, Ok(Ok(None))));
+    assert!(matches!(fetch(Duration::from_secs(5)).await, Ok(Ok(None))));
     let _ = std::fs::remove_dir_all(dir);
 }
