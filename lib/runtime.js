@@ -7,7 +7,8 @@
 //   activityStart(call)          -> void; later call.context.complete({ok} | {err})
 //   activityCancel(id)           -> aborts that activity's AbortSignal
 //   events(event)                -> guard events to runtime.on() listeners (lib/runtime-events.js)
-// None of them throws: user errors travel inside the returned values.
+// None of them throws: user errors travel inside the returned values (an
+// activity's in the outcome it completes with).
 const native = require('./native')
 const { InvalidArgumentError, InvalidOptionError, sync, call, describe, messageOf } = require('./errors')
 const { encode, decode } = require('./json')
@@ -62,6 +63,11 @@ function drop(generators, invocation) {
   generators.delete(invocation)
   entry.iterator = null
   entry.task = null
+}
+
+/** The outcome of an activity whose bridge code itself failed. */
+function bridgeFailure(c, err) {
+  return { err: `internal bridge error in activity '${c.activityName}': ${messageOf(err)}` }
 }
 
 function isIterator(value) {
@@ -147,7 +153,7 @@ class Runtime {
         (id) => drop(this.#generators, id),
         (c) => this.#activityStart(c).then(
           (outcome) => c.context.complete(outcome),
-          (err) => c.context.complete({ err: `internal bridge error in activity '${c.activityName}': ${messageOf(err)}` }),
+          (err) => c.context.complete(bridgeFailure(c, err)),
         ),
         (id) => this.#activityCancel(id),
         (e) => this.#events.dispatch(e),
@@ -316,7 +322,7 @@ class Runtime {
         return { err: err.message }
       }
     } catch (err) {
-      return { err: `internal bridge error in activity '${c.activityName}': ${messageOf(err)}` }
+      return bridgeFailure(c, err)
     } finally {
       this.#activityContexts.delete(c.invocation)
     }

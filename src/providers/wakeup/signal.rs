@@ -137,10 +137,8 @@ struct Began {
     in_flight: u64,
     /// [`Looks::calls_in_flight`].
     calls_in_flight: u64,
-    /// [`Looks::announced`].
-    announced: u64,
-    /// [`Looks::calls`].
-    calls: u64,
+    /// [`Looks::may_be_unfound`].
+    may_be_unfound: u64,
     /// Its place among looks that began ([`Looks::begun`]).
     seq: u64,
 }
@@ -162,16 +160,17 @@ struct Looks {
     /// cannot take them before the wake-up (an ack that fetched one holds it
     /// until its call returns), so they do not uncover looks.
     in_flight: u64,
-    /// Items counted or announced with their number, ever: what a look sees
-    /// counted after it began is this minus what it saw.
-    announced: u64,
     /// Calls of this process that counted items for every owner and have not
-    /// woken yet, and all such calls ever. An ack that fetches the next item
-    /// in the same call (`history_tail/ride.rs`) may take an item announced
-    /// before, which no look then sees until the ack returns and hands it
-    /// over; an empty look meanwhile proves nothing about one item per call.
+    /// woken yet. An ack that fetches the next item in the same call
+    /// (`history_tail/ride.rs`) may take an item announced before, which no
+    /// look then sees until the ack returns and hands it over; an empty look
+    /// meanwhile proves nothing about one item per such call.
     calls_in_flight: u64,
-    calls: u64,
+    /// What an empty look cannot prove gone, ever: the items counted or
+    /// announced with their number, plus one per counting call (the item it
+    /// may have fetched). What a look sees added after it began is this
+    /// minus what it saw.
+    may_be_unfound: u64,
     /// The generation of the latest wake-up that did not say how many items
     /// it is for, or that may be one owner's.
     uncounted: u64,
@@ -242,7 +241,7 @@ impl Looks {
         }
         match (reach, announced) {
             (Reach::Any, Announced::Counted) => {}
-            (Reach::Any, Announced::Items(n)) => self.announced += n,
+            (Reach::Any, Announced::Items(n)) => self.may_be_unfound += n,
             _ => self.uncounted = self.generation,
         }
         self.unfound = match (reach, announced, self.unfound) {
@@ -261,9 +260,8 @@ impl Looks {
         match reach {
             Reach::Any => {
                 self.in_flight += n;
-                self.announced += n;
                 self.calls_in_flight += 1;
-                self.calls += 1;
+                self.may_be_unfound += n + 1;
                 n
             }
             Reach::Owned => 0,
@@ -288,8 +286,7 @@ impl Looks {
             },
             in_flight: self.in_flight,
             calls_in_flight: self.calls_in_flight,
-            announced: self.announced,
-            calls: self.calls,
+            may_be_unfound: self.may_be_unfound,
         }
     }
 
@@ -309,18 +306,17 @@ impl Looks {
         // Nothing this filter can take was left when the look began, but
         // what an ack in flight fetched for a slot of this process. What may
         // still be unfound: the items of calls that were in flight then (the
-        // look may have run before they committed) and of those counted
-        // since, and one more per such call (an item announced before, that
-        // it fetched); a wake-up since that did not say how many leaves it
-        // unknown.
-        let look = began.empty;
+        // look may have run before they committed), one more per such call
+        // (an item announced before, that it fetched), and what was counted
+        // since; a wake-up since that did not say how many leaves it unknown.
         // A look still running may find an item committed before this one
         // began, which this count already leaves out: counted off again, an
         // announced item would be taken for found and wait for the fallback
-        // tick. So what looks begun by now find is not counted off; counting
+        // tick, so what looks begun by now find is not counted off. Counting
         // too high costs a look, never latency.
+        let look = began.empty;
         if self.uncounted <= look.generation {
-            let since = (self.announced - began.announced) + (self.calls - began.calls);
+            let since = self.may_be_unfound - began.may_be_unfound;
             self.unfound = Some(began.in_flight + began.calls_in_flight + since);
             self.counted_after = self.begun;
         }
