@@ -20,9 +20,10 @@
 use duroxide::providers::ProviderError;
 use duroxide::runtime::OrchestrationStatus;
 use duroxide::{Client, ClientError};
-use sqlx::{PgPool, SqlitePool};
+use sqlx::SqlitePool;
 
 use super::bounded::CALL_TIMEOUT;
+use crate::providers::kept::KeptConnections;
 use crate::providers::Backend;
 
 /// The current execution's status and output, and the instance's custom
@@ -30,7 +31,7 @@ use crate::providers::Backend;
 type Row = (String, Option<String>, Option<String>, Option<i64>);
 
 async fn row_postgres(
-    pool: &PgPool,
+    kept: &KeptConnections,
     schema: &str,
     instance_id: &str,
 ) -> Result<Option<Row>, sqlx::Error> {
@@ -44,9 +45,7 @@ async fn row_postgres(
          WHERE e.instance_id = $1 \
          ORDER BY e.execution_id DESC LIMIT 1"
     );
-    sqlx::query_as(&sql)
-        .bind(instance_id)
-        .fetch_optional(pool)
+    kept.fetch_optional(sqlx::query_as(&sql).bind(instance_id))
         .await
 }
 
@@ -94,7 +93,7 @@ async fn quick(
     let query = async {
         match backend {
             Backend::Sqlite { pool } => row_sqlite(pool, instance_id).await,
-            Backend::Postgres { pool, schema, .. } => row_postgres(pool, schema, instance_id).await,
+            Backend::Postgres { kept, schema, .. } => row_postgres(kept, schema, instance_id).await,
         }
     };
     match tokio::time::timeout(CALL_TIMEOUT, query).await {

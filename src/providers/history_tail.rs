@@ -37,23 +37,22 @@ use duroxide::providers::{
 use duroxide::Event;
 use sqlx::PgPool;
 
+use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
 use histories::Histories;
 use ride::{tags, Tags};
 use row::Row;
 
 mod histories;
-mod hot;
 mod ride;
 mod row;
 mod sql;
 #[cfg(test)]
 mod tests;
-mod turn_ack;
 
 pub(crate) struct HistoryTail {
-    /// Where the layer's own calls run (`hot.rs`).
-    hot: hot::HotConnection,
+    /// Where the layer's own calls run (`providers/kept.rs`).
+    kept: Arc<KeptConnections>,
     function: String,
     /// The worker ack that also fetches the next turn (`ride.rs`), when it
     /// installed.
@@ -91,8 +90,9 @@ pub(crate) async fn over(
     store: Arc<dyn Provider>,
     pool: &PgPool,
     schema: &str,
+    kept: Arc<KeptConnections>,
 ) -> (Arc<dyn Provider>, Option<Ridden>) {
-    match HistoryTail::install(pool, schema).await {
+    match HistoryTail::install(pool, schema, kept).await {
         Ok(Some(layer)) => {
             let layer = Arc::new(layer);
             let ridden = Ridden(layer.clone());
@@ -136,7 +136,11 @@ fn version_range(
 }
 
 impl HistoryTail {
-    async fn install(pool: &PgPool, schema: &str) -> Result<Option<Self>, sqlx::Error> {
+    async fn install(
+        pool: &PgPool,
+        schema: &str,
+        kept: Arc<KeptConnections>,
+    ) -> Result<Option<Self>, sqlx::Error> {
         let Some(function) = sql::install(pool, schema).await? else {
             return Ok(None);
         };
@@ -173,7 +177,7 @@ impl HistoryTail {
                 (None, None)
             };
         Ok(Some(Self {
-            hot: hot::HotConnection::new(pool.clone()),
+            kept,
             function,
             worker_ride,
             turn_ride,
@@ -227,7 +231,7 @@ impl HistoryTail {
             .bind(lock_timeout.as_millis() as i64)
             .bind(range.0)
             .bind(range.1);
-        self.hot.fetch_optional(query).await
+        self.kept.fetch_optional(query).await
     }
 }
 
@@ -244,7 +248,7 @@ impl HistoryTail {
     ) -> Option<Option<(WorkItem, String, u32)>> {
         let function = self.async_work_fetch.as_ref()?;
         let row: Option<(String, String, i32)> = self
-            .hot
+            .kept
             .fetch_optional(
                 sqlx::query_as(&format!(
                     "SELECT out_work_item, out_lock_token, out_attempt_count \

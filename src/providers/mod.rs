@@ -7,6 +7,9 @@
 //! - `sqlite_writer.rs`: SQLite's writing calls, one at a time.
 //! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
 //!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
+//! - `kept.rs`: Postgres connections kept between the most frequent calls,
+//!   which skip sqlx's pings; `kept_calls.rs`: the crate's acks and enqueues
+//!   on them, with `pg_packing.rs`'s arguments.
 //! - `history_tail.rs`: Postgres orchestration fetches that read only the
 //!   history this process does not hold, under the retry layer;
 //!   `history_tail/ride.rs`: acks that also fetch the next item of the
@@ -15,15 +18,18 @@
 //!   what its own turn knew.
 //!
 //! A provider's stack, top to bottom: wake-ups, retries, (Postgres) tail
-//! fetches or (SQLite) the one writer, the store. A runtime
+//! fetches and kept-connection calls or (SQLite) the one writer, the store. A runtime
 //! adds its descriptors layer and, on top of that, its guard (`guard/`); a
 //! client adds its call deadline (`client/bounded.rs`).
 
 pub(crate) mod call_policy;
 pub(crate) mod descriptors;
 pub(crate) mod history_tail;
+pub(crate) mod kept;
+pub(crate) mod kept_calls;
 pub(crate) mod layer;
 pub(crate) mod local;
+mod pg_packing;
 mod pg_retry;
 pub(crate) mod postgres;
 #[cfg(test)]
@@ -49,6 +55,9 @@ pub(crate) enum Backend {
     },
     Postgres {
         pool: PgPool,
+        /// Connections the provider's most frequent calls keep between
+        /// calls (`kept.rs`).
+        kept: Arc<kept::KeptConnections>,
         schema: String,
         /// Set by the first runtime that checked the database for other
         /// duroxide schemas, so the runtimes of one provider warn once.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use duroxide_pg::{EntraAuthOptions, MigrationPolicy, PostgresProvider, ProviderConfig};
 use napi_derive::napi;
 
+use super::kept::KeptConnections;
 use super::{Backend, NativeProvider};
 use crate::errors::{BridgeError, BridgeResult, Settled};
 
@@ -217,14 +218,17 @@ async fn explain_pool_timeout(
 async fn stacked(provider: PostgresProvider, may_install: bool) -> NativeProvider {
     let pool = provider.pool().clone();
     let schema = provider.schema_name().to_string();
+    let kept = Arc::new(KeptConnections::new(pool.clone()));
     let store: Arc<dyn duroxide::providers::Provider> = Arc::new(provider);
+    let store = super::kept_calls::over(store, kept.clone(), &schema);
     let (store, ridden) = if may_install {
-        super::history_tail::over(store, &pool, &schema).await
+        super::history_tail::over(store, &pool, &schema, kept.clone()).await
     } else {
         (store, None)
     };
     let backend = Backend::Postgres {
         pool,
+        kept,
         schema,
         schemas_checked: Default::default(),
         ridden,
@@ -385,6 +389,29 @@ mod tests {
             "{err}"
         );
         assert!(check_url("not a url").is_err());
+    }
+
+    /// A connected provider's starts run on its kept connections
+    /// (`kept.rs`, `kept_calls.rs`), not through the pool.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_providers_starts_run_on_kept_connections() {
+        let url = std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into());
+        let schema = format!("provider_kept_{}", std::process::id());
+        let provider = super::connect_postgres(url, Some(schema.clone()), None)
+            .await
+            .unwrap();
+        let super::Backend::Postgres { kept, pool, .. } = provider.backend().clone() else {
+            unreachable!()
+        };
+        let client = duroxide::Client::new(provider.provider());
+        let before = kept.served();
+        client.start_orchestration("i", "O", "").await.unwrap();
+        assert_eq!(kept.served() - before, 1);
+        sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
+            .execute(&pool)
+            .await
+            .unwrap();
     }
 }
 

@@ -12,6 +12,7 @@ use duroxide::runtime::{OrchestrationStatus, Runtime, RuntimeOptions};
 use duroxide::{ActivityContext, Client, OrchestrationContext, OrchestrationRegistry};
 
 use super::{from_row, quick, read};
+use crate::providers::kept::KeptConnections;
 use crate::providers::scratch;
 use crate::providers::Backend;
 
@@ -153,13 +154,16 @@ async fn postgres_every_state_reads_as_duroxide_reads_it() {
         .await
         .unwrap();
     let pool = pg.pool().clone();
+    let kept = Arc::new(KeptConnections::new(pool.clone()));
     let backend = Backend::Postgres {
         pool: pool.clone(),
+        kept: kept.clone(),
         schema: schema.clone(),
         schemas_checked: Arc::default(),
         ridden: None,
     };
     every_state_reads_as_duroxide_reads_it(Arc::new(pg), backend).await;
+    assert!(kept.served() > 0, "the status reads ran through the pool");
     sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
         .execute(&pool)
         .await

@@ -25,8 +25,9 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
-use super::{now_ms, turn_ack, HistoryTail};
-use crate::provider_errors::ProviderFault;
+use super::{now_ms, HistoryTail};
+use crate::providers::kept_calls::after_failure;
+use crate::providers::pg_packing;
 
 /// How long a ridden item waits for a fetch before it is abandoned. A woken
 /// slot takes it within milliseconds; a runtime that polls without
@@ -148,20 +149,13 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
     }
 }
 
-/// A tag filter as duroxide-pg's `fetch_work_item` takes it: mode, names.
-/// A combined call that failed rolled back its ack and its fetch alike. A
-/// terminated session goes to the retry layer above, as the crate's own
-/// call's would; anything else runs the crate's ack (`Ok(false)`), which
-/// reports the store's state in its own words.
+/// A combined call that failed rolled back its ack and its fetch alike:
+/// `Ok(false)` runs the crate's ack (`kept_calls::after_failure`).
 fn failed(op: &'static str, e: sqlx::Error) -> Result<bool, ProviderError> {
-    let err = ProviderError::permanent(op, format!("Database error: {e}"));
-    if ProviderFault::is(&err, ProviderFault::Terminated) {
-        Err(err)
-    } else {
-        Ok(false)
-    }
+    after_failure(op, e).map(|()| false)
 }
 
+/// A tag filter as duroxide-pg's `fetch_work_item` takes it: mode, names.
 pub(super) type Tags = (&'static str, Vec<String>);
 
 /// duroxide-pg's packing of a tag filter (`tag_filter_to_sql`).
@@ -278,7 +272,7 @@ impl HistoryTail {
         let Some(function) = &self.turn_ride else {
             return Ok(false);
         };
-        let Some(packed) = turn_ack::pack(
+        let Some(packed) = pg_packing::turn_ack(
             history_delta,
             worker_items,
             orchestrator_items,
@@ -288,7 +282,7 @@ impl HistoryTail {
             return Ok(false);
         };
         let row: Result<Option<(String, String, i32)>, sqlx::Error> = self
-            .hot
+            .kept
             .fetch_optional(
                 sqlx::query_as(&format!(
                     "SELECT out_work_item, out_lock_token, out_attempt_count \

@@ -14,9 +14,15 @@ use duroxide::{
 use duroxide_pg::PostgresProvider;
 
 use super::HistoryTail;
+use crate::providers::kept::KeptConnections;
 use crate::providers::layer::Stacked;
 
 const WAIT: Duration = Duration::from_secs(60);
+
+/// The layer's connections, as a provider's stack shares them.
+pub(super) fn kept(pool: &sqlx::PgPool) -> Arc<KeptConnections> {
+    Arc::new(KeptConnections::new(pool.clone()))
+}
 
 fn url() -> String {
     std::env::var("DATABASE_URL")
@@ -66,7 +72,7 @@ impl Running {
             .unwrap();
         let pool = pg.pool().clone();
         let layer = Arc::new(
-            HistoryTail::install(&pool, &schema)
+            HistoryTail::install(&pool, &schema, kept(&pool))
                 .await
                 .unwrap()
                 .expect("the tail fetch derives from this duroxide-pg's fetch"),
@@ -159,7 +165,12 @@ async fn a_ridden_item_no_fetch_takes_is_abandoned() {
         .unwrap();
     let pool = pg.pool().clone();
     let pg: Arc<dyn Provider> = Arc::new(pg);
-    let layer = Arc::new(HistoryTail::install(&pool, &schema).await.unwrap().unwrap());
+    let layer = Arc::new(
+        HistoryTail::install(&pool, &schema, kept(&pool))
+            .await
+            .unwrap()
+            .unwrap(),
+    );
     let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
     let (activities, orchestrations) = registries();
     // Orchestrations only, with a lock that would outlast the test.
@@ -256,7 +267,12 @@ async fn ridden_activity_given_back(tag: &str, wait: bool) {
         .unwrap();
     let pool = pg.pool().clone();
     let pg: Arc<dyn Provider> = Arc::new(pg);
-    let layer = Arc::new(HistoryTail::install(&pool, &schema).await.unwrap().unwrap());
+    let layer = Arc::new(
+        HistoryTail::install(&pool, &schema, kept(&pool))
+            .await
+            .unwrap()
+            .unwrap(),
+    );
     let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
     let tags = duroxide::providers::TagFilter::default();
     let lock = Duration::from_secs(60);

@@ -1,11 +1,11 @@
-//! The kept connection, on a real Postgres pool.
+//! Kept connections, on a real Postgres pool.
 
 use std::time::{Duration, Instant};
 
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 
-use super::{HotConnection, LINGER};
+use super::{KeptConnections, LINGER};
 
 fn url() -> String {
     std::env::var("DATABASE_URL")
@@ -20,9 +20,9 @@ async fn pool(max: u32) -> PgPool {
         .unwrap()
 }
 
-/// The server backend a call through `hot` ran on.
-async fn backend_of(hot: &HotConnection) -> i32 {
-    let (pid,): (i32,) = hot
+/// The server backend a call through `kept` ran on.
+async fn backend_of(kept: &KeptConnections) -> i32 {
+    let (pid,): (i32,) = kept
         .fetch_optional(sqlx::query_as("SELECT pg_backend_pid()"))
         .await
         .unwrap()
@@ -42,11 +42,11 @@ async fn open_all(pool: &PgPool, n: u32) {
 async fn back_to_back_calls_run_on_one_backend() {
     let pool = pool(4).await;
     open_all(&pool, 4).await;
-    let hot = HotConnection::new(pool.clone());
-    let first = backend_of(&hot).await;
+    let kept = KeptConnections::new(pool.clone());
+    let first = backend_of(&kept).await;
     for _ in 0..5 {
         assert_eq!(
-            backend_of(&hot).await,
+            backend_of(&kept).await,
             first,
             "a call within the linger went elsewhere"
         );
@@ -57,8 +57,8 @@ async fn back_to_back_calls_run_on_one_backend() {
 async fn a_kept_connection_goes_back_to_the_pool_after_the_linger() {
     let pool = pool(4).await;
     open_all(&pool, 4).await;
-    let hot = HotConnection::new(pool.clone());
-    backend_of(&hot).await;
+    let kept = KeptConnections::new(pool.clone());
+    backend_of(&kept).await;
     let until = Instant::now() + LINGER * 50;
     // sqlx's idle count can read as usize::MAX for a moment while a
     // connection moves between its counters: wait for exactly four.
@@ -72,8 +72,8 @@ async fn a_kept_connection_goes_back_to_the_pool_after_the_linger() {
 async fn nothing_is_kept_from_a_pool_of_two() {
     let pool = pool(2).await;
     open_all(&pool, 2).await;
-    let hot = HotConnection::new(pool.clone());
-    backend_of(&hot).await;
+    let kept = KeptConnections::new(pool.clone());
+    backend_of(&kept).await;
     tokio::time::sleep(Duration::from_millis(1)).await;
     let a = pool.acquire().await.unwrap();
     let b = tokio::time::timeout(Duration::from_millis(5), pool.acquire()).await;
@@ -91,15 +91,73 @@ fn a_kept_connection_dropped_after_its_runtime_stopped_does_not_panic() {
         .enable_all()
         .build()
         .unwrap();
-    let hot = rt.block_on(async {
+    let kept = rt.block_on(async {
         let pool = pool(4).await;
         open_all(&pool, 4).await;
-        let hot = HotConnection::new(pool);
-        backend_of(&hot).await;
-        hot
+        let kept = KeptConnections::new(pool);
+        backend_of(&kept).await;
+        kept
     });
     // The linger task goes with the runtime; the connection is still kept.
     drop(rt);
-    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(hot)));
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(kept)));
     assert!(dropped.is_ok(), "dropping the kept connection panicked");
+}
+
+/// A call that takes `ms` on the server, reporting its backend.
+async fn slow_backend_of(kept: &KeptConnections, ms: u32) -> i32 {
+    let (pid,): (i32,) = kept
+        .fetch_optional(sqlx::query_as(&format!(
+            "SELECT pg_backend_pid() FROM pg_sleep({ms} / 1000.0)"
+        )))
+        .await
+        .unwrap()
+        .unwrap();
+    pid
+}
+
+/// Calls that run at the same time each keep their connection, and the
+/// next calls run on those backends, not on ones the pool hands out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_at_the_same_time_keep_a_connection_each() {
+    let pool = pool(4).await;
+    open_all(&pool, 4).await;
+    let kept = KeptConnections::new(pool.clone());
+    let (a, b, c) = tokio::join!(
+        slow_backend_of(&kept, 30),
+        slow_backend_of(&kept, 30),
+        slow_backend_of(&kept, 30)
+    );
+    assert_eq!(kept.held(), 3);
+    let mut first = vec![a, b, c];
+    first.sort();
+    let (x, y, z) = tokio::join!(
+        slow_backend_of(&kept, 1),
+        slow_backend_of(&kept, 1),
+        slow_backend_of(&kept, 1)
+    );
+    let mut next = vec![x, y, z];
+    next.sort();
+    assert_eq!(next, first, "the next calls ran elsewhere");
+}
+
+/// However many calls run at once, one connection of the pool is left for
+/// the crate's own calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pool_keeps_a_connection_for_other_calls() {
+    let pool = pool(4).await;
+    open_all(&pool, 4).await;
+    let kept = KeptConnections::new(pool.clone());
+    tokio::join!(
+        slow_backend_of(&kept, 30),
+        slow_backend_of(&kept, 30),
+        slow_backend_of(&kept, 30),
+        slow_backend_of(&kept, 30)
+    );
+    assert_eq!(kept.held(), 3);
+    let other = tokio::time::timeout(Duration::from_millis(5), pool.acquire()).await;
+    assert!(
+        other.is_ok(),
+        "every connection was kept back from the pool"
+    );
 }

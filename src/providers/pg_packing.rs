@@ -1,12 +1,17 @@
-//! A turn's ack as arguments of duroxide-pg's `ack_orchestration_item`
-//! function, for the ack that also fetches a worker item (`ride.rs`).
+//! duroxide-pg's arguments for its stored functions, for the calls this
+//! package makes to those functions itself: a turn's ack
+//! (`ack_orchestration_item`, for the plain ack in `kept_calls.rs` and the
+//! ack that also fetches a worker item in `history_tail/ride.rs`), and an
+//! enqueue's instance and visibility (`enqueue_orchestrator_work`).
 //!
-//! This is duroxide-pg 0.1.38's own packing (`provider.rs`,
-//! `ack_orchestration_item`), kept in step with the pinned version: the
-//! stored function reads these documents, and the crate's ack, which any
-//! error of the combined call falls back to, writes the same ones. A delta
-//! the crate would refuse (an event without its id, a value that does not
-//! serialize) is not packed here; the crate's ack reports it.
+//! This is duroxide-pg 0.1.38's own packing (`provider.rs`), kept in step
+//! with the pinned version: the stored functions read these documents, and
+//! the crate's own calls, which any error of ours falls back to, write the
+//! same ones. What the crate would refuse (an event without its id, a value
+//! that does not serialize, an activity sent to the orchestrator queue) is
+//! not packed here; the crate's call reports it.
+
+use std::time::Duration;
 
 use duroxide::providers::{ExecutionMetadata, ScheduledActivityIdentifier, WorkItem};
 use duroxide::{Event, EventKind};
@@ -14,21 +19,21 @@ use serde_json::{json, Value};
 
 /// The documents after the lock token, `now_ms` and execution id:
 /// history delta, worker items, orchestrator items, metadata, cancelled.
-pub(super) struct Packed {
-    pub(super) history_delta: Value,
-    pub(super) worker_items: Value,
-    pub(super) orchestrator_items: Value,
-    pub(super) metadata: Value,
-    pub(super) cancelled: Value,
+pub(crate) struct TurnAck {
+    pub(crate) history_delta: Value,
+    pub(crate) worker_items: Value,
+    pub(crate) orchestrator_items: Value,
+    pub(crate) metadata: Value,
+    pub(crate) cancelled: Value,
 }
 
-pub(super) fn pack(
+pub(crate) fn turn_ack(
     history_delta: &[Event],
     worker_items: &[WorkItem],
     orchestrator_items: &[WorkItem],
     metadata: &ExecutionMetadata,
     cancelled: &[ScheduledActivityIdentifier],
-) -> Option<Packed> {
+) -> Option<TurnAck> {
     let mut events = Vec::with_capacity(history_delta.len());
     for event in history_delta {
         if event.event_id() == 0 {
@@ -103,11 +108,56 @@ pub(super) fn pack(
             })
         })
         .collect();
-    Some(Packed {
+    Some(TurnAck {
         history_delta: Value::Array(events),
         worker_items: serde_json::to_value(worker_items).ok()?,
         orchestrator_items: serde_json::to_value(orchestrator_items).ok()?,
         metadata,
         cancelled: Value::Array(cancelled),
     })
+}
+
+/// The instance an orchestrator-queue item is for and the time (ms since
+/// the epoch) it becomes visible, as duroxide-pg's `enqueue_for_orchestrator`
+/// computes them; `None` for an item that does not belong on that queue.
+pub(crate) fn enqueue(
+    item: &WorkItem,
+    delay: Option<Duration>,
+    now_ms: i64,
+) -> Option<(&str, i64)> {
+    let instance = match item {
+        WorkItem::StartOrchestration { instance, .. }
+        | WorkItem::ActivityCompleted { instance, .. }
+        | WorkItem::ActivityFailed { instance, .. }
+        | WorkItem::TimerFired { instance, .. }
+        | WorkItem::ExternalRaised { instance, .. }
+        | WorkItem::CancelInstance { instance, .. }
+        | WorkItem::ContinueAsNew { instance, .. }
+        | WorkItem::QueueMessage { instance, .. } => instance,
+        WorkItem::SubOrchCompleted {
+            parent_instance, ..
+        }
+        | WorkItem::SubOrchFailed {
+            parent_instance, ..
+        } => parent_instance,
+        WorkItem::ActivityExecute { .. } => return None,
+    };
+    let after_delay = delay.map(|d| now_ms + d.as_millis() as i64);
+    let visible_at = match item {
+        WorkItem::TimerFired { fire_at_ms, .. } if *fire_at_ms > 0 => {
+            (*fire_at_ms as i64).max(after_delay.unwrap_or(i64::MIN))
+        }
+        _ => after_delay.unwrap_or(now_ms),
+    };
+    Some((instance, visible_at))
+}
+
+/// The instance a worker's completion is for, as duroxide-pg's
+/// `ack_work_item` takes it; `None` for anything that is not a completion.
+pub(crate) fn completion_instance(completion: &WorkItem) -> Option<&str> {
+    match completion {
+        WorkItem::ActivityCompleted { instance, .. }
+        | WorkItem::ActivityFailed { instance, .. } => Some(instance),
+        _ => None,
+    }
 }

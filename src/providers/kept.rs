@@ -1,0 +1,210 @@
+//! Connections kept out of duroxide-pg's pool between the calls that run
+//! most (Postgres).
+//!
+//! sqlx 0.8 pings a connection when its pool hands it out
+//! (`test_before_acquire`) and again when it goes back (`return_to_pool`
+//! always does), so a call through the pool costs two round trips besides
+//! its query: of the 4,037 messages a 200-hello run sent to the server,
+//! 2,199 were those pings. And the pool hands out its oldest idle connection
+//! first, so sequential calls went round the whole pool and every server
+//! backend stayed cold: one chain of 100 steps took 365 ms with a pool of 5
+//! against 285 ms with a pool of 2.
+//!
+//! The calls that run through here (the tail fetch and the acks that fetch,
+//! `history_tail/`; the crate's acks and enqueues, `kept_calls.rs`; client
+//! status reads) take the connection given back most recently, if that was
+//! at most [`LINGER`] ago, and keep theirs after a call that succeeded. A
+//! connection goes back to the pool once no call took it for [`LINGER`], so
+//! an idle provider holds nothing. At most the pool's size less one are
+//! kept, so the crate's other calls (lock renewals, abandons, management)
+//! always find the pool with a connection; a pool smaller than
+//! [`MIN_POOL`] keeps nothing.
+//!
+//! `DUROXIDE_NODE_HOT_CONNECTION=off`, read when the provider connects,
+//! leaves every call to the pool (for comparisons).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgArguments, PgQueryResult, PgRow};
+use sqlx::query::{Query, QueryAs};
+use sqlx::{FromRow, PgPool, Postgres};
+
+/// How long a connection waits for the next call.
+pub(crate) const LINGER: Duration = Duration::from_millis(10);
+
+/// The smallest pool connections are kept back from.
+const MIN_POOL: u32 = 3;
+
+type Kept = Arc<Mutex<Slots>>;
+
+/// The kept connections in the order they were given back, each with when,
+/// and the runtime whose context dropping them needs.
+struct Slots {
+    conns: Vec<(PoolConnection<Postgres>, Instant)>,
+    /// A task will return connections once they are stale (one task per
+    /// stretch of calls, not one per call).
+    sweeping: bool,
+    runtime: tokio::runtime::Handle,
+}
+
+/// A pooled connection goes back to its pool from a task sqlx spawns, which
+/// panics outside a Tokio runtime's context; the last owner of the slots
+/// may be a JS finalizer (the provider collected, or Node exiting).
+impl Drop for Slots {
+    fn drop(&mut self) {
+        if !self.conns.is_empty() {
+            let _context = tokio::runtime::Handle::try_current()
+                .is_err()
+                .then(|| self.runtime.enter());
+            self.conns.clear();
+        }
+    }
+}
+
+pub(crate) struct KeptConnections {
+    pool: PgPool,
+    kept: Option<Kept>,
+    capacity: usize,
+    /// Calls run through here.
+    served: AtomicU64,
+}
+
+impl KeptConnections {
+    pub(crate) fn new(pool: PgPool) -> Self {
+        let max = pool.options().get_max_connections();
+        let on = std::env::var("DUROXIDE_NODE_HOT_CONNECTION").as_deref() != Ok("off")
+            && max >= MIN_POOL;
+        Self {
+            pool,
+            kept: on.then(|| {
+                Arc::new(Mutex::new(Slots {
+                    conns: Vec::new(),
+                    sweeping: false,
+                    runtime: tokio::runtime::Handle::current(),
+                }))
+            }),
+            capacity: max.saturating_sub(1) as usize,
+            served: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs `query` on a kept connection if one is fresh, else on one from
+    /// the pool, and keeps that connection if the query succeeded.
+    pub(crate) async fn fetch_optional<'q, O>(
+        &self,
+        query: QueryAs<'q, Postgres, O, PgArguments>,
+    ) -> Result<Option<O>, sqlx::Error>
+    where
+        O: Send + Unpin + for<'r> FromRow<'r, PgRow>,
+    {
+        let mut conn = self.take().await?;
+        let row = query.fetch_optional(&mut *conn).await;
+        if row.is_ok() {
+            self.give_back(conn);
+        }
+        row
+    }
+
+    /// [`Self::fetch_optional`] for a statement whose rows are not read.
+    pub(crate) async fn execute<'q>(
+        &self,
+        query: Query<'q, Postgres, PgArguments>,
+    ) -> Result<PgQueryResult, sqlx::Error> {
+        let mut conn = self.take().await?;
+        let done = query.execute(&mut *conn).await;
+        if done.is_ok() {
+            self.give_back(conn);
+        }
+        done
+    }
+
+    /// The connection given back last if it is fresh, else one from the pool.
+    async fn take(&self) -> Result<PoolConnection<Postgres>, sqlx::Error> {
+        self.served.fetch_add(1, Ordering::Relaxed);
+        match self.kept.as_ref().and_then(take_fresh) {
+            Some(conn) => Ok(conn),
+            None => self.pool.acquire().await,
+        }
+    }
+
+    /// Keeps `conn` (after a call that succeeded) for [`LINGER`]; with as
+    /// many kept as may be, the one kept longest goes back to the pool.
+    fn give_back(&self, conn: PoolConnection<Postgres>) {
+        let Some(kept) = &self.kept else {
+            return;
+        };
+        let (oldest, sweep) = {
+            let mut slots = kept.lock().expect("kept connections");
+            slots.conns.push((conn, Instant::now()));
+            let oldest = (slots.conns.len() > self.capacity).then(|| slots.conns.remove(0));
+            (oldest, !std::mem::replace(&mut slots.sweeping, true))
+        };
+        drop(oldest);
+        if sweep {
+            tokio::spawn(sweep_when_stale(kept.clone()));
+        }
+    }
+
+    /// Calls run through here so far.
+    #[cfg(test)]
+    pub(crate) fn served(&self) -> u64 {
+        self.served.load(Ordering::Relaxed)
+    }
+
+    /// Connections kept now.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.kept
+            .as_ref()
+            .map_or(0, |k| k.lock().expect("kept connections").conns.len())
+    }
+}
+
+/// Returns kept connections to the pool once no call took them for
+/// [`LINGER`], waiting again while calls keep giving them back.
+async fn sweep_when_stale(kept: Kept) {
+    let mut wait = LINGER;
+    loop {
+        tokio::time::sleep(wait).await;
+        let (stale, done) = {
+            let mut slots = kept.lock().expect("kept connections");
+            // Given back in order: the stale ones come first.
+            let fresh_from = slots
+                .conns
+                .iter()
+                .position(|(_, at)| at.elapsed() < LINGER)
+                .unwrap_or(slots.conns.len());
+            let stale: Vec<_> = slots.conns.drain(..fresh_from).collect();
+            match slots.conns.first() {
+                Some((_, at)) => {
+                    wait = LINGER.saturating_sub(at.elapsed());
+                    (stale, false)
+                }
+                None => {
+                    slots.sweeping = false;
+                    (stale, true)
+                }
+            }
+        };
+        drop(stale);
+        if done {
+            return;
+        }
+    }
+}
+
+/// The connection given back last, if that was within [`LINGER`] (the
+/// others were given back before it: none is fresh if it is not).
+fn take_fresh(kept: &Kept) -> Option<PoolConnection<Postgres>> {
+    let mut slots = kept.lock().expect("kept connections");
+    match slots.conns.last() {
+        Some((_, at)) if at.elapsed() < LINGER => slots.conns.pop().map(|(conn, _)| conn),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,234 @@
+//! The crate's acks and enqueues on kept connections (Postgres).
+//!
+//! duroxide-pg runs each call on a connection from its pool, and sqlx pings
+//! the connection on the way out of the pool and again on the way back
+//! (`kept.rs`): three round trips for every ack and every client start. This
+//! layer, one per provider, under the tail-fetch layer, calls the same stored
+//! functions with the same arguments (`pg_packing.rs`) on the provider's kept
+//! connections: `enqueue_orchestrator_work` for items bound for the
+//! orchestrator queue, `ack_orchestration_item` for turns, `ack_worker` for
+//! activity results. The queue and lock logic stays the crate's.
+//!
+//! Errors come out as the crate's own call would give them: a lock that is
+//! gone is the crate's permanent "Invalid lock token" / "Worker queue item
+//! not found" error; a terminated session goes to the retry layer above,
+//! which runs the call again as it would the crate's; anything else (nothing
+//! committed) runs the crate's own call, which reports the store's state in
+//! its own words. What this layer does not pack runs the crate's call.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use duroxide::providers::{
+    ExecutionMetadata, Provider, ProviderError, ScheduledActivityIdentifier, WorkItem,
+};
+use duroxide::Event;
+
+use super::kept::KeptConnections;
+use super::layer::{Layer, Stacked};
+use super::pg_packing;
+use crate::provider_errors::ProviderFault;
+
+pub(crate) struct KeptCalls {
+    kept: Arc<KeptConnections>,
+    enqueue: String,
+    ack_turn: String,
+    ack_worker: String,
+    /// Calls that ran the crate's own call instead (not packed, or failed).
+    crate_calls: AtomicU64,
+}
+
+impl KeptCalls {
+    /// `schema` is the store's, validated as a plain identifier at connect
+    /// time.
+    fn new(kept: Arc<KeptConnections>, schema: &str) -> Self {
+        Self {
+            kept,
+            enqueue: format!(
+                "SELECT {schema}.enqueue_orchestrator_work($1, $2, TO_TIMESTAMP($3 / 1000.0), \
+                 NULL, NULL, NULL)"
+            ),
+            ack_turn: format!(
+                "SELECT {schema}.ack_orchestration_item($1, $2, $3, $4, $5, $6, $7, $8)"
+            ),
+            ack_worker: format!("SELECT {schema}.ack_worker($1, $2, $3, $4)"),
+            crate_calls: AtomicU64::new(0),
+        }
+    }
+
+    fn crate_call(&self) {
+        self.crate_calls.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// `store` with its acks and enqueues on `kept`.
+pub(crate) fn over(
+    store: Arc<dyn Provider>,
+    kept: Arc<KeptConnections>,
+    schema: &str,
+) -> Arc<dyn Provider> {
+    Stacked::over(KeptCalls::new(kept, schema), store)
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// How a call of ours that failed ends: `Err` for a terminated session (the
+/// retry layer runs the whole call again, as it would the crate's), `Ok`
+/// when the crate's own call should run (nothing committed; it reports the
+/// store's state in its own words).
+pub(crate) fn after_failure(op: &'static str, e: sqlx::Error) -> Result<(), ProviderError> {
+    let err = ProviderError::permanent(op, format!("Database error: {e}"));
+    if ProviderFault::is(&err, ProviderFault::Terminated) {
+        Err(err)
+    } else {
+        Ok(())
+    }
+}
+
+/// The server's message of a store function's `RAISE`, if `e` is one.
+fn raised(e: &sqlx::Error) -> Option<&str> {
+    match e {
+        sqlx::Error::Database(db) => Some(db.message()),
+        _ => None,
+    }
+}
+
+#[async_trait]
+impl Layer for KeptCalls {
+    async fn enqueue_for_orchestrator(
+        &self,
+        next: &Arc<dyn Provider>,
+        item: WorkItem,
+        delay: Option<Duration>,
+    ) -> Result<(), ProviderError> {
+        let packed = pg_packing::enqueue(&item, delay, now_ms())
+            .and_then(|(instance, at)| Some((instance, at, serde_json::to_string(&item).ok()?)));
+        let Some((instance, visible_at, json)) = packed else {
+            self.crate_call();
+            return next.enqueue_for_orchestrator(item, delay).await;
+        };
+        let done = self
+            .kept
+            .execute(
+                sqlx::query(&self.enqueue)
+                    .bind(instance)
+                    .bind(&json)
+                    .bind(visible_at),
+            )
+            .await;
+        match done {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                after_failure("enqueue_orchestrator_work", e)?;
+                self.crate_call();
+                next.enqueue_for_orchestrator(item, delay).await
+            }
+        }
+    }
+
+    async fn ack_orchestration_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_token: &str,
+        execution_id: u64,
+        history_delta: Vec<Event>,
+        worker_items: Vec<WorkItem>,
+        orchestrator_items: Vec<WorkItem>,
+        metadata: ExecutionMetadata,
+        cancelled_activities: Vec<ScheduledActivityIdentifier>,
+    ) -> Result<(), ProviderError> {
+        let packed = pg_packing::turn_ack(
+            &history_delta,
+            &worker_items,
+            &orchestrator_items,
+            &metadata,
+            &cancelled_activities,
+        );
+        if let Some(p) = packed {
+            let done = self
+                .kept
+                .execute(
+                    sqlx::query(&self.ack_turn)
+                        .bind(lock_token)
+                        .bind(now_ms())
+                        .bind(execution_id as i64)
+                        .bind(&p.history_delta)
+                        .bind(&p.worker_items)
+                        .bind(&p.orchestrator_items)
+                        .bind(&p.metadata)
+                        .bind(&p.cancelled),
+                )
+                .await;
+            match done {
+                Ok(_) => return Ok(()),
+                // The crate's words for it (`ack_orchestration_item`).
+                Err(e) if raised(&e).is_some_and(|m| m.contains("Invalid lock token")) => {
+                    return Err(ProviderError::permanent(
+                        "ack_orchestration_item",
+                        "Invalid lock token",
+                    ))
+                }
+                Err(e) => after_failure("ack_orchestration_item", e)?,
+            }
+        }
+        self.crate_call();
+        next.ack_orchestration_item(
+            lock_token,
+            execution_id,
+            history_delta,
+            worker_items,
+            orchestrator_items,
+            metadata,
+            cancelled_activities,
+        )
+        .await
+    }
+
+    async fn ack_work_item(
+        &self,
+        next: &Arc<dyn Provider>,
+        token: &str,
+        completion: Option<WorkItem>,
+    ) -> Result<(), ProviderError> {
+        let packed = completion.as_ref().and_then(|c| {
+            Some((
+                pg_packing::completion_instance(c)?,
+                serde_json::to_string(c).ok()?,
+            ))
+        });
+        if let Some((instance, json)) = packed {
+            let done = self
+                .kept
+                .execute(
+                    sqlx::query(&self.ack_worker)
+                        .bind(token)
+                        .bind(instance)
+                        .bind(&json)
+                        .bind(now_ms()),
+                )
+                .await;
+            match done {
+                Ok(_) => return Ok(()),
+                // The crate's words for it (`ack_work_item`).
+                Err(e) if raised(&e).is_some_and(|m| m.contains("Worker queue item not found")) => {
+                    return Err(ProviderError::permanent(
+                        "ack_worker",
+                        "Worker queue item not found or already processed",
+                    ))
+                }
+                Err(e) => after_failure("ack_worker", e)?,
+            }
+        }
+        self.crate_call();
+        next.ack_work_item(token, completion).await
+    }
+}
+
+#[cfg(test)]
+mod tests;
