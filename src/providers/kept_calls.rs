@@ -25,6 +25,9 @@ use duroxide::providers::{
     ExecutionMetadata, Provider, ProviderError, ScheduledActivityIdentifier, WorkItem,
 };
 use duroxide::Event;
+use sqlx::postgres::PgArguments;
+use sqlx::query::Query;
+use sqlx::Postgres;
 
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
@@ -58,6 +61,7 @@ impl KeptCalls {
         }
     }
 
+    /// What this layer does not pack runs the crate's call.
     fn crate_call(&self) {
         self.crate_calls.fetch_add(1, Ordering::Relaxed);
     }
@@ -99,6 +103,41 @@ fn raised(e: &sqlx::Error) -> Option<&str> {
     }
 }
 
+/// How the crate words a call whose lock is gone: the text its store
+/// function raises, and the operation and message of its permanent error.
+struct Gone {
+    raises: &'static str,
+    op: &'static str,
+    message: &'static str,
+}
+
+impl KeptCalls {
+    /// Runs one of the crate's store functions on a kept connection:
+    /// `Ok(true)` once it committed, `Ok(false)` when the crate's own call
+    /// should run instead (`after_failure`), and the crate's error for a lock
+    /// that is `gone`.
+    async fn run(
+        &self,
+        op: &'static str,
+        query: Query<'_, Postgres, PgArguments>,
+        gone: Option<Gone>,
+    ) -> Result<bool, ProviderError> {
+        match self.kept.execute(query).await {
+            Ok(_) => Ok(true),
+            Err(e) => match gone {
+                Some(g) if raised(&e).is_some_and(|m| m.contains(g.raises)) => {
+                    Err(ProviderError::permanent(g.op, g.message))
+                }
+                _ => {
+                    after_failure(op, e)?;
+                    self.crate_call();
+                    Ok(false)
+                }
+            },
+        }
+    }
+}
+
 #[async_trait]
 impl Layer for KeptCalls {
     async fn enqueue_for_orchestrator(
@@ -113,23 +152,14 @@ impl Layer for KeptCalls {
             self.crate_call();
             return next.enqueue_for_orchestrator(item, delay).await;
         };
-        let done = self
-            .kept
-            .execute(
-                sqlx::query(&self.enqueue)
-                    .bind(instance)
-                    .bind(&json)
-                    .bind(visible_at),
-            )
-            .await;
-        match done {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                after_failure("enqueue_orchestrator_work", e)?;
-                self.crate_call();
-                next.enqueue_for_orchestrator(item, delay).await
-            }
+        let query = sqlx::query(&self.enqueue)
+            .bind(instance)
+            .bind(&json)
+            .bind(visible_at);
+        if self.run("enqueue_orchestrator_work", query, None).await? {
+            return Ok(());
         }
+        next.enqueue_for_orchestrator(item, delay).await
     }
 
     async fn ack_orchestration_item(
@@ -150,34 +180,31 @@ impl Layer for KeptCalls {
             &metadata,
             &cancelled_activities,
         );
-        if let Some(p) = packed {
-            let done = self
-                .kept
-                .execute(
-                    sqlx::query(&self.ack_turn)
-                        .bind(lock_token)
-                        .bind(now_ms())
-                        .bind(execution_id as i64)
-                        .bind(&p.history_delta)
-                        .bind(&p.worker_items)
-                        .bind(&p.orchestrator_items)
-                        .bind(&p.metadata)
-                        .bind(&p.cancelled),
-                )
-                .await;
-            match done {
-                Ok(_) => return Ok(()),
-                // The crate's words for it (`ack_orchestration_item`).
-                Err(e) if raised(&e).is_some_and(|m| m.contains("Invalid lock token")) => {
-                    return Err(ProviderError::permanent(
-                        "ack_orchestration_item",
-                        "Invalid lock token",
-                    ))
+        match packed {
+            Some(p) => {
+                let query = sqlx::query(&self.ack_turn)
+                    .bind(lock_token)
+                    .bind(now_ms())
+                    .bind(execution_id as i64)
+                    .bind(&p.history_delta)
+                    .bind(&p.worker_items)
+                    .bind(&p.orchestrator_items)
+                    .bind(&p.metadata)
+                    .bind(&p.cancelled);
+                let gone = Gone {
+                    raises: "Invalid lock token",
+                    op: "ack_orchestration_item",
+                    message: "Invalid lock token",
+                };
+                if self
+                    .run("ack_orchestration_item", query, Some(gone))
+                    .await?
+                {
+                    return Ok(());
                 }
-                Err(e) => after_failure("ack_orchestration_item", e)?,
             }
+            None => self.crate_call(),
         }
-        self.crate_call();
         next.ack_orchestration_item(
             lock_token,
             execution_id,
@@ -202,30 +229,24 @@ impl Layer for KeptCalls {
                 serde_json::to_string(c).ok()?,
             ))
         });
-        if let Some((instance, json)) = packed {
-            let done = self
-                .kept
-                .execute(
-                    sqlx::query(&self.ack_worker)
-                        .bind(token)
-                        .bind(instance)
-                        .bind(&json)
-                        .bind(now_ms()),
-                )
-                .await;
-            match done {
-                Ok(_) => return Ok(()),
-                // The crate's words for it (`ack_work_item`).
-                Err(e) if raised(&e).is_some_and(|m| m.contains("Worker queue item not found")) => {
-                    return Err(ProviderError::permanent(
-                        "ack_worker",
-                        "Worker queue item not found or already processed",
-                    ))
+        match packed {
+            Some((instance, json)) => {
+                let query = sqlx::query(&self.ack_worker)
+                    .bind(token)
+                    .bind(instance)
+                    .bind(&json)
+                    .bind(now_ms());
+                let gone = Gone {
+                    raises: "Worker queue item not found",
+                    op: "ack_worker",
+                    message: "Worker queue item not found or already processed",
+                };
+                if self.run("ack_worker", query, Some(gone)).await? {
+                    return Ok(());
                 }
-                Err(e) => after_failure("ack_worker", e)?,
             }
+            None => self.crate_call(),
         }
-        self.crate_call();
         next.ack_work_item(token, completion).await
     }
 }
