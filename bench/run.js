@@ -248,6 +248,34 @@ function buildBaseline() {
   execFileSync('cargo', ['build', '--release', '-p', 'duroxide-bench-baseline'], { cwd: ROOT, stdio: ['ignore', process.stderr, process.stderr] })
 }
 
+/**
+ * The module the bench loads must be the release build: `npm test` and
+ * `npm run quickstart` build debug into the same file, and a debug module
+ * runs several times slower (a whole `--no-build` run once measured one).
+ */
+function assertReleaseModule() {
+  const fs = require('node:fs')
+  const target = process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target')
+  const loaded = fs.readdirSync(ROOT).filter((f) => f.startsWith('duroxide-node.') && f.endsWith('.node'))
+  const releases = fs.existsSync(target)
+    ? fs
+        .readdirSync(target)
+        .map((dir) => path.join(target, dir, 'release', 'libduroxide_node.so'))
+        .filter((f) => fs.existsSync(f))
+    : []
+  const release = releases.map((f) => fs.readFileSync(f))
+  const isRelease = (f) => {
+    const bytes = fs.readFileSync(path.join(ROOT, f))
+    return release.some((r) => r.equals(bytes))
+  }
+  if (loaded.length === 0 || !loaded.every(isRelease)) {
+    throw new Error(
+      `the native module (${loaded.join(', ') || 'none'}) is not the release build in ${target}: ` +
+        'npm test and npm run quickstart build debug into the same file; run `npm run bench` (it builds release) instead of `--no-build`',
+    )
+  }
+}
+
 function describeRun(args, pg) {
   const cpus = os.cpus()
   const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim()
@@ -279,6 +307,7 @@ async function main() {
     .filter((c) => !args.store || c.store === args.store)
     .map((c) => (args.oursOptions ? { ...c, oursOptions: args.oursOptions } : c))
   if (cases.length === 0) return
+  assertReleaseModule()
   if (args.build) buildBaseline()
   const pg = cases.some((c) => c.store === 'postgres') ? new PgBench() : null
   const results = []
