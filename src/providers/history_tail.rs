@@ -39,6 +39,7 @@ use sqlx::PgPool;
 
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
+use super::pg_packing::now_ms;
 use histories::Histories;
 use ride::{tags, Tags};
 use row::Row;
@@ -76,12 +77,6 @@ pub(crate) struct HistoryTail {
 
 /// A capability filter's packed version range (`version_range`).
 type Range = (Option<i64>, Option<i64>);
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 /// `store` with tail fetches when the schema could take the derived
 /// function, and the handle to give back what its acks fetched; `store` as

@@ -31,7 +31,7 @@ use sqlx::Postgres;
 
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
-use super::pg_packing;
+use super::pg_packing::{self, now_ms};
 use crate::provider_errors::ProviderFault;
 
 pub(crate) struct KeptCalls {
@@ -74,12 +74,6 @@ pub(crate) fn over(
     schema: &str,
 ) -> Arc<dyn Provider> {
     Stacked::over(KeptCalls::new(kept, schema), store)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// How a call of ours that failed ends: `Err` for a terminated session (the

@@ -17,6 +17,14 @@ use duroxide::providers::{ExecutionMetadata, ScheduledActivityIdentifier, WorkIt
 use duroxide::{Event, EventKind};
 use serde_json::{json, Value};
 
+/// The clock the crate's calls pass to its store functions (`now_millis`):
+/// milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 /// The documents after the lock token, `now_ms` and execution id:
 /// history delta, worker items, orchestrator items, metadata, cancelled.
 pub(crate) struct TurnAck {

@@ -25,9 +25,9 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
-use super::{now_ms, HistoryTail};
+use super::HistoryTail;
 use crate::providers::kept_calls::after_failure;
-use crate::providers::pg_packing;
+use crate::providers::pg_packing::{self, now_ms};
 
 /// How long a ridden item waits for a fetch before it is abandoned. A woken
 /// slot takes it within milliseconds; a runtime that polls without

@@ -66,7 +66,7 @@ impl Schema {
 }
 
 fn now_ms() -> u64 {
-    super::now_ms() as u64
+    crate::providers::pg_packing::now_ms() as u64
 }
 
 /// Orchestrator-queue items of every kind the clients and runtimes send,
