@@ -174,17 +174,9 @@ impl Layer for KeptCalls {
             &metadata,
             &cancelled_activities,
         );
-        match packed {
-            Some(p) => {
-                let query = sqlx::query(&self.ack_turn)
-                    .bind(lock_token)
-                    .bind(now_ms())
-                    .bind(execution_id as i64)
-                    .bind(&p.history_delta)
-                    .bind(&p.worker_items)
-                    .bind(&p.orchestrator_items)
-                    .bind(&p.metadata)
-                    .bind(&p.cancelled);
+        match packed.and_then(|p| p.arguments(lock_token, execution_id)) {
+            Some(args) => {
+                let query = sqlx::query_with(&self.ack_turn, args);
                 let gone = Gone {
                     raises: "Invalid lock token",
                     op: "ack_orchestration_item",

@@ -16,6 +16,8 @@ use std::time::Duration;
 use duroxide::providers::{ExecutionMetadata, ScheduledActivityIdentifier, WorkItem};
 use duroxide::{Event, EventKind};
 use serde_json::{json, Value};
+use sqlx::postgres::PgArguments;
+use sqlx::Arguments;
 
 /// The clock the crate's calls pass to its store functions (`now_millis`):
 /// milliseconds since the epoch.
@@ -33,6 +35,28 @@ pub(crate) struct TurnAck {
     pub(crate) orchestrator_items: Value,
     pub(crate) metadata: Value,
     pub(crate) cancelled: Value,
+}
+
+impl TurnAck {
+    /// The arguments of `ack_orchestration_item`, in its order: lock token,
+    /// `now_ms`, execution id, then the documents. `None` if one does not
+    /// encode (the crate's call then reports it).
+    pub(crate) fn arguments(&self, lock_token: &str, execution_id: u64) -> Option<PgArguments> {
+        let mut args = PgArguments::default();
+        args.add(lock_token).ok()?;
+        args.add(now_ms()).ok()?;
+        args.add(execution_id as i64).ok()?;
+        for document in [
+            &self.history_delta,
+            &self.worker_items,
+            &self.orchestrator_items,
+            &self.metadata,
+            &self.cancelled,
+        ] {
+            args.add(document).ok()?;
+        }
+        Some(args)
+    }
 }
 
 pub(crate) fn turn_ack(

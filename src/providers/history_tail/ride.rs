@@ -27,7 +27,7 @@ use duroxide::Event;
 
 use super::HistoryTail;
 use crate::providers::kept_calls::after_failure;
-use crate::providers::pg_packing::{self, now_ms};
+use crate::providers::pg_packing;
 
 /// How long a ridden item waits for a fetch before it is abandoned. A woken
 /// slot takes it within milliseconds; a runtime that polls without
@@ -272,33 +272,27 @@ impl HistoryTail {
         let Some(function) = &self.turn_ride else {
             return Ok(false);
         };
-        let Some(packed) = pg_packing::turn_ack(
+        let Some(args) = pg_packing::turn_ack(
             history_delta,
             worker_items,
             orchestrator_items,
             metadata,
             cancelled,
-        ) else {
+        )
+        .and_then(|p| p.arguments(lock_token, execution_id)) else {
             return Ok(false);
         };
+        let sql = format!(
+            "SELECT out_work_item, out_lock_token, out_attempt_count \
+             FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        );
         let row: Result<Option<(String, String, i32)>, sqlx::Error> = self
             .kept
             .fetch_optional(
-                sqlx::query_as(&format!(
-                    "SELECT out_work_item, out_lock_token, out_attempt_count \
-             FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-                ))
-                .bind(lock_token)
-                .bind(now_ms())
-                .bind(execution_id as i64)
-                .bind(&packed.history_delta)
-                .bind(&packed.worker_items)
-                .bind(&packed.orchestrator_items)
-                .bind(&packed.metadata)
-                .bind(&packed.cancelled)
-                .bind(asked.lock_timeout.as_millis() as i64)
-                .bind(&asked.key.1)
-                .bind(asked.key.0),
+                sqlx::query_as_with(&sql, args)
+                    .bind(asked.lock_timeout.as_millis() as i64)
+                    .bind(&asked.key.1)
+                    .bind(asked.key.0),
             )
             .await;
         // An error rolled back ack and fetch alike.
