@@ -25,7 +25,8 @@
 //! The layer also runs the acks that carry the next fetch of the queue they
 //! feed (`ride.rs`): the worker ack's is this tail fetch.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -60,12 +61,21 @@ pub(crate) struct HistoryTail {
     worker_ride: Option<String>,
     /// The turn's ack that also fetches a worker item, when it installed.
     turn_ride: Option<String>,
+    /// The turn's ack that also fetches the next turn, when it installed.
+    next_turn_ride: Option<String>,
     /// The tail fetch and the crate's worker fetch, each committing without
     /// waiting for its WAL flush (`sql::ASYNC_COMMIT`), when they installed.
     async_fetch: Option<String>,
     async_work_fetch: Option<String>,
     turns: ride::Rides<Range, OrchestrationItem>,
     work: ride::Rides<Tags, WorkItem>,
+    /// Lock token -> what the fetch that took that turn asked: the slot
+    /// asks the same again once the turn is acked.
+    asked: Mutex<HashMap<String, ride::Asked<Range>>>,
+    /// Whether the latest orchestration fetch that reached the store (or
+    /// rode an ack) found a turn: a turn's ack fetches the next one only
+    /// then, so an emptied queue costs one empty ride, not one per ack.
+    turns_queued: AtomicBool,
     histories: Arc<Mutex<Histories>>,
     /// Fetches answered with the held copy and a tail.
     tails: AtomicU64,
@@ -73,6 +83,8 @@ pub(crate) struct HistoryTail {
     ridden: AtomicU64,
     /// Worker fetches answered with an item a turn's ack fetched.
     ridden_work: AtomicU64,
+    /// Turns' acks that fetched the next turn.
+    next_turns: AtomicU64,
 }
 
 /// A capability filter's packed version range (`version_range`).
@@ -116,6 +128,16 @@ impl Ridden {
         self.0.turns.give_back().await;
         self.0.work.give_back().await;
     }
+
+    /// Whether an ack fetched a turn that no fetch took yet.
+    pub(crate) fn holds_turns(&self) -> bool {
+        self.0.turns.waiting() > 0
+    }
+
+    /// Whether an ack fetched a worker item that no fetch took yet.
+    pub(crate) fn holds_work(&self) -> bool {
+        self.0.work.waiting() > 0
+    }
 }
 
 /// The crate's packing of a capability filter's first version range.
@@ -131,6 +153,16 @@ fn version_range(
 }
 
 impl HistoryTail {
+    /// Remembers what the fetch of the turn holding `token` asked.
+    fn asked_by(&self, token: &str, asked: ride::Asked<Range>) {
+        let mut by_token = self.asked.lock().expect("asked");
+        // More in flight means turns' locks were lost unseen.
+        if by_token.len() >= histories::MAX_IN_FLIGHT {
+            by_token.clear();
+        }
+        by_token.insert(token.to_string(), asked);
+    }
+
     async fn install(
         pool: &PgPool,
         schema: &str,
@@ -145,7 +177,7 @@ impl HistoryTail {
         };
         // `off`: acks ack only, for A/B runs and as a switch in the field.
         let rides = std::env::var("DUROXIDE_NODE_RIDES").as_deref() != Ok("off");
-        let (worker_ride, turn_ride) = if rides {
+        let (worker_ride, turn_ride, next_turn_ride) = if rides {
             (
                 sql::install_worker_ride(pool, schema, &function)
                     .await
@@ -153,9 +185,15 @@ impl HistoryTail {
                 sql::install_turn_ride(pool, schema)
                     .await
                     .unwrap_or_else(or_none),
+                match std::env::var("DUROXIDE_NODE_NEXT_TURN_RIDES").as_deref() {
+                    Ok("off") => None,
+                    _ => sql::install_next_turn_ride(pool, schema, &function)
+                        .await
+                        .unwrap_or_else(or_none),
+                },
             )
         } else {
-            (None, None)
+            (None, None, None)
         };
         // `off`: fetches commit as the crate's do, for A/B runs.
         let (async_fetch, async_work_fetch) =
@@ -176,14 +214,18 @@ impl HistoryTail {
             function,
             worker_ride,
             turn_ride,
+            next_turn_ride,
             async_fetch,
             async_work_fetch,
             turns: ride::Rides::default(),
             work: ride::Rides::default(),
+            asked: Mutex::default(),
+            turns_queued: AtomicBool::new(false),
             histories: Arc::default(),
             tails: AtomicU64::new(0),
             ridden: AtomicU64::new(0),
             ridden_work: AtomicU64::new(0),
+            next_turns: AtomicU64::new(0),
         }))
     }
 
@@ -285,8 +327,13 @@ impl Layer for HistoryTail {
         let Some(range) = version_range(filter) else {
             return Ok(None);
         };
+        let asked = ride::Asked {
+            lock_timeout,
+            key: range,
+        };
         if let Some(item) = self.turns.take(lock_timeout, &range) {
             self.ridden.fetch_add(1, Ordering::Relaxed);
+            self.asked_by(&item.1, asked);
             return Ok(Some(item));
         }
         let row = match self.query(None, lock_timeout, range).await {
@@ -298,15 +345,16 @@ impl Layer for HistoryTail {
                     .await
             }
         };
-        let asked = ride::Asked {
-            lock_timeout,
-            key: range,
-        };
-        self.turns.fetched(asked, row.is_some());
+        self.turns.fetched(asked.clone(), row.is_some());
+        self.turns_queued.store(row.is_some(), Ordering::Relaxed);
         let Some(row) = row else {
             return Ok(None);
         };
-        self.item(next, row).await
+        let item = self.item(next, row).await?;
+        if let Some(item) = &item {
+            self.asked_by(&item.1, asked);
+        }
+        Ok(item)
     }
 
     async fn ack_orchestration_item(
@@ -333,8 +381,10 @@ impl Layer for HistoryTail {
                 h.history.extend(history_delta.iter().cloned());
                 h
             });
-        let ridden = match self.work_free(&worker_items) {
-            Some(asked) => {
+        let asked = self.asked.lock().expect("asked").remove(lock_token);
+        let mut next_turn = None;
+        let ridden = match (self.work_free(&worker_items), asked) {
+            (Some(work), _) => {
                 self.ride_turn(
                     next,
                     lock_token,
@@ -344,11 +394,26 @@ impl Layer for HistoryTail {
                     &orchestrator_items,
                     &metadata,
                     &cancelled_activities,
-                    asked,
+                    work,
                 )
                 .await
             }
-            None => Ok(false),
+            (None, Some(asked)) if self.turns_queued.load(Ordering::Relaxed) => {
+                let rode = self
+                    .ride_next_turn(
+                        lock_token,
+                        execution_id,
+                        &history_delta,
+                        &worker_items,
+                        &orchestrator_items,
+                        &metadata,
+                        &cancelled_activities,
+                        &asked,
+                    )
+                    .await;
+                rode.map(|rode| rode.map(|row| next_turn = Some((asked, row))).is_some())
+            }
+            _ => Ok(false),
         };
         let acked = match ridden {
             Ok(true) => Ok(()),
@@ -366,14 +431,25 @@ impl Layer for HistoryTail {
                 .await
             }
         };
-        let mut histories = self.histories.lock().expect("histories");
-        histories.turning.remove(lock_token);
-        acked?;
-        if let Some(held) = keep {
-            histories.put(held);
+        {
+            let mut histories = self.histories.lock().expect("histories");
+            histories.turning.remove(lock_token);
+            if let (Ok(()), Some(held)) = (&acked, keep) {
+                histories.put(held);
+            }
         }
-        drop(histories);
-        self.turns.acked();
+        acked?;
+        match next_turn {
+            // This slot's next fetch takes it: the slot is not free.
+            Some((asked, row)) => {
+                self.turns_queued.store(row.is_some(), Ordering::Relaxed);
+                if let Some(row) = row {
+                    self.next_turns.fetch_add(1, Ordering::Relaxed);
+                    self.hold_turn(next, asked, row).await;
+                }
+            }
+            None => self.turns.acked(),
+        }
         Ok(())
     }
 
@@ -431,6 +507,7 @@ impl Layer for HistoryTail {
         delay: Option<Duration>,
         ignore_attempt: bool,
     ) -> Result<(), ProviderError> {
+        self.asked.lock().expect("asked").remove(lock_token);
         self.histories
             .lock()
             .expect("histories")

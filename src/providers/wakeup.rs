@@ -130,6 +130,7 @@ impl Wakeups {
         &self,
         queue: Queue,
         who: &Fetcher<'_>,
+        first: Look,
         poll_timeout: Duration,
         fetch: F,
     ) -> Result<Option<(T, u64)>, ProviderError>
@@ -140,7 +141,7 @@ impl Wakeups {
         let end = Instant::now() + poll_timeout;
         let give_up = GIVE_UP.try_with(CancellationToken::clone).ok();
         let signal = self.signal(queue);
-        let mut look = Look::First;
+        let mut look = first;
         loop {
             // Before registering: a passed due time wakes every waiter, this
             // one included, and this look already counts as one after it.
@@ -211,6 +212,11 @@ pub(crate) struct Wakeup {
     /// Turns in flight: lock token -> the orchestrator queue's wake-up
     /// generation before the fetch that locked the instance.
     turns: Mutex<HashMap<String, u64>>,
+    /// Postgres: what acks fetched for the next fetch of their queue
+    /// (`history_tail/ride.rs`). A turn's ack fetches the next turn for
+    /// its own slot without announcing anything, so that slot's first
+    /// look must reach the store layer even when empty looks cover it.
+    ridden: Option<crate::providers::history_tail::Ridden>,
 }
 
 /// Turns in flight remembered; past this all are forgotten, and their acks
@@ -221,6 +227,20 @@ impl Wakeup {
     fn fetching(&self) {
         if let Some(l) = &self.listening {
             l.ensure_started(&self.shared);
+        }
+    }
+
+    /// A fetch's first look: always, while an ack's fetched item for
+    /// `queue` waits below (covered looks would leave it there until the
+    /// hold gives it back).
+    fn first_look(&self, queue: Queue) -> Look {
+        let held = self.ridden.as_ref().is_some_and(|r| match queue {
+            Queue::Orchestrator => r.holds_turns(),
+            Queue::Worker => r.holds_work(),
+        });
+        match held {
+            true => Look::Always,
+            false => Look::First,
         }
     }
 
@@ -361,6 +381,7 @@ fn stacked(
             announce,
             listening,
             turns: Mutex::default(),
+            ridden: backend.ridden(),
         },
         next,
     )
@@ -383,9 +404,13 @@ impl Layer for Wakeup {
         };
         let fetched = self
             .shared
-            .long_poll(Queue::Orchestrator, &who, poll_timeout, || {
-                next.fetch_orchestration_item(lock_timeout, Duration::ZERO, filter)
-            })
+            .long_poll(
+                Queue::Orchestrator,
+                &who,
+                self.first_look(Queue::Orchestrator),
+                poll_timeout,
+                || next.fetch_orchestration_item(lock_timeout, Duration::ZERO, filter),
+            )
             .await?;
         Ok(fetched.map(|(item, generation)| {
             let mut turns = self.turns.lock().expect("turns");
@@ -421,9 +446,13 @@ impl Layer for Wakeup {
         };
         let fetched = self
             .shared
-            .long_poll(Queue::Worker, &who, poll_timeout, || {
-                next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter)
-            })
+            .long_poll(
+                Queue::Worker,
+                &who,
+                self.first_look(Queue::Worker),
+                poll_timeout,
+                || next.fetch_work_item(lock_timeout, Duration::ZERO, session, tag_filter),
+            )
             .await?;
         Ok(fetched.map(|(item, _)| item))
     }

@@ -14,9 +14,16 @@
 //! whole lock timeout. (The wake-up layer above answers a free slot's
 //! fetches without calling down while nothing was announced, so "found
 //! nothing" alone is not seen here; hence the acks.)
+//!
+//! A turn's ack that feeds no free worker slot fetches the next turn for
+//! its own slot instead ([`HistoryTail::ride_next_turn`]): duroxide's
+//! orchestration slot fetches again, with the same arguments, as soon as
+//! its ack returns. Nothing announces that turn, so the wake-up layer lets
+//! a fetch's first look through while one waits here (`Ridden::holds_turns`).
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,7 +32,8 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
-use super::HistoryTail;
+use super::row::Row;
+use super::{HistoryTail, Range};
 use crate::providers::kept_calls::after_failure;
 use crate::providers::pg_packing;
 
@@ -64,6 +72,8 @@ pub(super) struct Rides<K, T> {
     /// ride per free slot seen).
     free: Mutex<(Option<Asked<K>>, bool)>,
     waiting: Arc<Mutex<Vec<Ridden<K, T>>>>,
+    /// Items given back because no fetch took them within the hold.
+    untaken: Arc<AtomicU64>,
 }
 
 impl<K, T> Default for Rides<K, T> {
@@ -71,6 +81,7 @@ impl<K, T> Default for Rides<K, T> {
         Self {
             free: Mutex::new((None, false)),
             waiting: Arc::default(),
+            untaken: Arc::default(),
         }
     }
 }
@@ -116,6 +127,7 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
             abandon,
         });
         let waiting = Arc::downgrade(&self.waiting);
+        let untaken_count = self.untaken.clone();
         tokio::spawn(async move {
             tokio::time::sleep(hold).await;
             let Some(waiting) = waiting.upgrade() else {
@@ -127,6 +139,7 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
                 at.map(|at| waiting.remove(at))
             };
             if let Some(r) = untaken {
+                untaken_count.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(target: "duroxide_node::providers", held_ms = hold.as_millis() as u64, "no fetch took an item an ack fetched; giving it back");
                 (r.abandon)(token).await;
             }
@@ -143,9 +156,14 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
     }
 
     /// Items waiting for a fetch.
-    #[cfg(test)]
     pub(super) fn waiting(&self) -> usize {
         self.waiting.lock().expect("rides").len()
+    }
+
+    /// Items given back because no fetch took them within the hold.
+    #[cfg(test)]
+    pub(super) fn untaken(&self) -> u64 {
+        self.untaken.load(Ordering::Relaxed)
     }
 }
 
@@ -215,9 +233,17 @@ impl HistoryTail {
             Ok(row) => row,
             Err(e) => return failed("ack_work_item", e),
         };
+        self.turns_queued.store(row.is_some(), Ordering::Relaxed);
         let Some(row) = row else {
             return Ok(true);
         };
+        self.hold_turn(next, asked, row).await;
+        Ok(true)
+    }
+
+    /// Keeps a turn an ack fetched for the next orchestration fetch that
+    /// asks the same.
+    pub(super) async fn hold_turn(&self, next: &Arc<dyn Provider>, asked: Asked<Range>, row: Row) {
         let lock_token = row.6.clone();
         match self.item(next, row).await {
             Ok(Some(item)) => {
@@ -241,7 +267,65 @@ impl HistoryTail {
                 self.histories.lock().expect("histories").ended(&lock_token);
             }
         }
-        Ok(true)
+    }
+
+    /// Acks a turn and fetches the next turn in one call, for the slot
+    /// that acked: duroxide's orchestration slot fetches again as soon as
+    /// its ack returns, with the same arguments (`asked`). `None` when
+    /// nothing was committed (the caller acks the crate's way); otherwise
+    /// the row it fetched, for the caller to hold once its own bookkeeping
+    /// of the acked turn is done (the row may be the same instance's next
+    /// turn).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn ride_next_turn(
+        &self,
+        lock_token: &str,
+        execution_id: u64,
+        history_delta: &[Event],
+        worker_items: &[WorkItem],
+        orchestrator_items: &[WorkItem],
+        metadata: &ExecutionMetadata,
+        cancelled: &[ScheduledActivityIdentifier],
+        asked: &Asked<Range>,
+    ) -> Result<Option<Option<Row>>, ProviderError> {
+        let Some(function) = &self.next_turn_ride else {
+            return Ok(None);
+        };
+        let Some(args) = pg_packing::turn_ack(
+            history_delta,
+            worker_items,
+            orchestrator_items,
+            metadata,
+            cancelled,
+        )
+        .and_then(|p| p.arguments(lock_token, execution_id)) else {
+            return Ok(None);
+        };
+        let known = self.histories.lock().expect("histories").known();
+        let sql = format!(
+            "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
+             out_history::text, out_messages::text, out_lock_token, out_attempt_count, out_kv_snapshot, \
+             out_history_after, out_created_us \
+             FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+        );
+        let row: Result<Option<Row>, sqlx::Error> = self
+            .kept
+            .fetch_optional(
+                sqlx::query_as_with(&sql, args)
+                    .bind(known.0)
+                    .bind(known.1)
+                    .bind(known.2)
+                    .bind(known.3)
+                    .bind(asked.lock_timeout.as_millis() as i64)
+                    .bind(asked.key.0)
+                    .bind(asked.key.1),
+            )
+            .await;
+        // An error rolled back ack and fetch alike.
+        match row {
+            Ok(row) => Ok(Some(row)),
+            Err(e) => failed("ack_orchestration_item", e).map(|_| None),
+        }
     }
 
     /// What a free worker slot would ask for, when this turn's worker items

@@ -371,6 +371,44 @@ pub(super) async fn install_turn_ride(
     .await
 }
 
+/// A turn's ack that also fetches the next turn for the slot that acked
+/// (it fetches again at once): the crate's `ack_orchestration_item`, then
+/// the tail fetch; `None` when the ack is missing.
+pub(super) async fn install_next_turn_ride(
+    pool: &PgPool,
+    schema: &str,
+    tail: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let s = quote_ident(schema);
+    let ack =
+        format!("{s}.ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)");
+    if !exists(pool, &ack).await? {
+        return Ok(None);
+    }
+    Ride {
+        prefix: "duroxide_node_next_turn",
+        args: "p_lock_token text, p_now_ms bigint, p_execution_id bigint, \
+               p_history_delta jsonb, p_worker_items jsonb, p_orchestrator_items jsonb, \
+               p_metadata jsonb, p_cancelled_activities jsonb, \
+               p_known_ids text[], p_known_executions bigint[], p_known_last bigint[], \
+               p_known_created_us bigint[], p_lock_timeout_ms bigint, \
+               p_min_version bigint, p_max_version bigint",
+        types: "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb,text[],bigint[],bigint[],bigint[],bigint,bigint,bigint)",
+        first: format!(
+            "{s}.ack_orchestration_item(p_lock_token, p_now_ms, p_execution_id, \
+             p_history_delta, p_worker_items, p_orchestrator_items, p_metadata, \
+             p_cancelled_activities)"
+        ),
+        fetch: format!(
+            "{tail}(p_known_ids, p_known_executions, p_known_last, p_known_created_us, \
+             p_now_ms, p_lock_timeout_ms, p_min_version, p_max_version)"
+        ),
+        result_of: format!("{tail}(text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)"),
+    }
+    .install(pool, schema)
+    .await
+}
+
 /// A fetch's transaction takes locks and counts an attempt, nothing a
 /// user was told of: if the server loses its commit in a crash, the item is
 /// fetched again, as when a lock expires. So a plain fetch (not one riding

@@ -375,3 +375,107 @@ async fn a_deleted_and_restarted_instance_is_fetched_whole() {
     assert_eq!(run.tails(), tails, "the new instance was fetched whole");
     run.stop().await;
 }
+
+/// Instances of `Chain` with no steps (one turn each), started through
+/// `store` before any runtime runs.
+async fn queue_one_turn_instances(store: Arc<dyn Provider>, n: usize) -> Vec<String> {
+    let client = Client::new(store);
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id = format!("one-{i}");
+        client.start_orchestration(&id, "Chain", "0").await.unwrap();
+        ids.push(id);
+    }
+    ids
+}
+
+/// One orchestration slot, no worker slots.
+fn one_turn_slot() -> RuntimeOptions {
+    RuntimeOptions {
+        dispatcher_min_poll_interval: Duration::from_millis(5),
+        orchestration_concurrency: 1,
+        worker_concurrency: 0,
+        ..RuntimeOptions::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turns_ack_fetches_the_next_turn_for_its_slot() {
+    let schema = format!("tail_next_turn_{}", std::process::id());
+    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
+        .await
+        .unwrap();
+    let pool = pg.pool().clone();
+    let pg: Arc<dyn Provider> = Arc::new(pg);
+    let layer = Arc::new(
+        HistoryTail::install(&pool, &schema, kept(&pool))
+            .await
+            .unwrap()
+            .unwrap(),
+    );
+    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let ids = queue_one_turn_instances(pg, 12).await;
+    let (activities, orchestrations) = registries();
+    let rt =
+        Runtime::start_with_options(store.clone(), activities, orchestrations, one_turn_slot())
+            .await;
+    let client = Client::new(store);
+    for id in &ids {
+        assert_eq!(output(&client, id).await, "0");
+    }
+    // The first turn is fetched plainly; each later one can ride the ack
+    // of the turn before it.
+    let next_turns = layer.next_turns.load(Ordering::Relaxed);
+    assert!(next_turns >= 8, "next turns: {next_turns}");
+    assert!(layer.ridden.load(Ordering::Relaxed) >= 8);
+    assert_eq!(layer.turns.untaken(), 0);
+    rt.shutdown(Some(5000)).await;
+    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}
+
+/// Regression: the wake-up layer skipped the first look of a slot whose
+/// queue empty looks covered, so the turn that slot's own ack had fetched
+/// waited below until the hold gave it back. Here the instances arrive
+/// unannounced (another process, its notification lost) after the slot
+/// looked and found nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_covered_slot_still_takes_the_turn_its_ack_fetched() {
+    let schema = format!("tail_covered_{}", std::process::id());
+    let provider = crate::providers::postgres::connect_postgres(url(), Some(schema.clone()), None)
+        .await
+        .unwrap();
+    let layer = provider.backend().ridden().expect("the tail layer").0;
+    let (activities, orchestrations) = registries();
+    let rt = Runtime::start_with_options(
+        provider.provider(),
+        activities,
+        orchestrations,
+        one_turn_slot(),
+    )
+    .await;
+    // The slot's empty look, then silence.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let other = PostgresProvider::new_with_schema(&url(), Some(&schema))
+        .await
+        .unwrap();
+    let pool = other.pool().clone();
+    let ids = queue_one_turn_instances(Arc::new(other), 6).await;
+    let client = Client::new(provider.provider());
+    for id in &ids {
+        assert_eq!(output(&client, id).await, "0");
+    }
+    assert!(layer.next_turns.load(Ordering::Relaxed) >= 3);
+    assert_eq!(
+        layer.turns.untaken(),
+        0,
+        "a ridden turn waited out the hold"
+    );
+    rt.shutdown(Some(5000)).await;
+    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}

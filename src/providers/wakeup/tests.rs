@@ -12,7 +12,7 @@ use duroxide::runtime::registry::ActivityRegistry;
 use duroxide::runtime::{Runtime, RuntimeOptions};
 use duroxide::{ActivityContext, Client, OrchestrationContext, OrchestrationRegistry};
 
-use super::{ended, stacked, with_wakeups, Wakeups};
+use super::{ended, stacked, with_wakeups, Look, Wakeups};
 use crate::providers::layer::{Layer, Stacked};
 use crate::providers::Backend;
 
@@ -328,17 +328,23 @@ async fn a_passed_due_time_makes_every_filter_look() {
                 owner: "",
             };
             shared
-                .long_poll(Queue::Worker, &who, Duration::from_secs(5), || {
-                    let calls = calls.clone();
-                    async move {
-                        let first = calls.fetch_add(1, Ordering::SeqCst) == 0;
-                        let found = (Instant::now() >= visible_at).then_some(());
-                        if first {
-                            tokio::time::sleep(Duration::from_millis(400)).await;
+                .long_poll(
+                    Queue::Worker,
+                    &who,
+                    Look::First,
+                    Duration::from_secs(5),
+                    || {
+                        let calls = calls.clone();
+                        async move {
+                            let first = calls.fetch_add(1, Ordering::SeqCst) == 0;
+                            let found = (Instant::now() >= visible_at).then_some(());
+                            if first {
+                                tokio::time::sleep(Duration::from_millis(400)).await;
+                            }
+                            Ok::<_, ProviderError>(found)
                         }
-                        Ok::<_, ProviderError>(found)
-                    }
-                })
+                    },
+                )
                 .await
         })
     };
@@ -351,9 +357,13 @@ async fn a_passed_due_time_makes_every_filter_look() {
                 owner: "",
             };
             shared
-                .long_poll(Queue::Worker, &who, Duration::from_secs(2), || {
-                    std::future::ready(Ok::<Option<()>, ProviderError>(None))
-                })
+                .long_poll(
+                    Queue::Worker,
+                    &who,
+                    Look::First,
+                    Duration::from_secs(2),
+                    || std::future::ready(Ok::<Option<()>, ProviderError>(None)),
+                )
                 .await
         })
     };
