@@ -52,6 +52,24 @@ mod sql;
 #[cfg(test)]
 mod tests;
 
+/// The wake-up layer's mark on an ack (`wakeup.rs`): the orchestrator
+/// queue's wake-up generation before the ack ran, and how many wake-ups of
+/// that queue the ack made itself once it returned. A turn the ack fetched
+/// has held its instance's lock since before those, so any other wake-up
+/// since may have found the instance locked, and the turn's own ack must
+/// wake the queue for it (`woken_during_turn`); the generation of the look
+/// that later took the turn from here is too late to tell.
+#[derive(Debug)]
+pub(crate) struct AckMark {
+    pub(crate) before: u64,
+    pub(crate) own_wakes: AtomicU64,
+}
+
+tokio::task_local! {
+    /// Set by the wake-up layer around an ack.
+    pub(crate) static ACK_MARK: Arc<AckMark>;
+}
+
 pub(crate) struct HistoryTail {
     /// Where the layer's own calls run (`providers/kept.rs`).
     kept: Arc<KeptConnections>,
@@ -72,6 +90,9 @@ pub(crate) struct HistoryTail {
     /// Lock token -> what the fetch that took that turn asked: the slot
     /// asks the same again once the turn is acked.
     asked: Mutex<HashMap<String, ride::Asked<Range>>>,
+    /// Lock token of a turn an ack fetched and a fetch took -> that ack's
+    /// mark, until the wake-up layer asks.
+    locked_at: Mutex<HashMap<String, Arc<AckMark>>>,
     /// Whether the latest orchestration fetch that reached the store (or
     /// rode an ack) found a turn: a turn's ack fetches the next one only
     /// then, so an emptied queue costs one empty ride, not one per ack.
@@ -79,6 +100,8 @@ pub(crate) struct HistoryTail {
     histories: Arc<Mutex<Histories>>,
     /// Fetches answered with the held copy and a tail.
     tails: AtomicU64,
+    /// Fetches that read a whole history long enough to be held.
+    wholes: AtomicU64,
     /// Orchestration fetches answered with an item a worker's ack fetched.
     ridden: AtomicU64,
     /// Worker fetches answered with an item a turn's ack fetched.
@@ -127,6 +150,15 @@ impl Ridden {
     pub(crate) async fn give_back(&self) {
         self.0.turns.give_back().await;
         self.0.work.give_back().await;
+    }
+
+    /// For a turn an ack fetched: that ack's [`AckMark`], once.
+    pub(crate) fn locked_at(&self, lock_token: &str) -> Option<Arc<AckMark>> {
+        self.0
+            .locked_at
+            .lock()
+            .expect("locked at")
+            .remove(lock_token)
     }
 
     /// Whether an ack fetched a turn that no fetch took yet.
@@ -220,9 +252,11 @@ impl HistoryTail {
             turns: ride::Rides::default(),
             work: ride::Rides::default(),
             asked: Mutex::default(),
+            locked_at: Mutex::default(),
             turns_queued: AtomicBool::new(false),
             histories: Arc::default(),
             tails: AtomicU64::new(0),
+            wholes: AtomicU64::new(0),
             ridden: AtomicU64::new(0),
             ridden_work: AtomicU64::new(0),
             next_turns: AtomicU64::new(0),
@@ -331,8 +365,15 @@ impl Layer for HistoryTail {
             lock_timeout,
             key: range,
         };
-        if let Some(item) = self.turns.take(lock_timeout, &range) {
+        if let Some((item, mark)) = self.turns.take(lock_timeout, &range) {
             self.ridden.fetch_add(1, Ordering::Relaxed);
+            if let Some(mark) = mark {
+                let mut locked_at = self.locked_at.lock().expect("locked at");
+                if locked_at.len() >= histories::MAX_IN_FLIGHT {
+                    locked_at.clear();
+                }
+                locked_at.insert(item.1.clone(), mark);
+            }
             self.asked_by(&item.1, asked);
             return Ok(Some(item));
         }
@@ -409,6 +450,7 @@ impl Layer for HistoryTail {
                         &metadata,
                         &cancelled_activities,
                         &asked,
+                        keep.as_ref(),
                     )
                     .await;
                 rode.map(|rode| rode.map(|row| next_turn = Some((asked, row))).is_some())
@@ -467,7 +509,7 @@ impl Layer for HistoryTail {
                 .await;
         }
         let key = tags(tag_filter);
-        if let Some(item) = self.work.take(lock_timeout, &key) {
+        if let Some((item, _)) = self.work.take(lock_timeout, &key) {
             self.ridden_work.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(item));
         }

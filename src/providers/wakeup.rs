@@ -40,6 +40,7 @@ mod listen;
 mod signal;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -51,6 +52,7 @@ use duroxide::providers::{
 use duroxide::Event;
 use tokio_util::sync::CancellationToken;
 
+use super::history_tail::{AckMark, ACK_MARK};
 use super::layer::{Layer, Stacked};
 use super::Backend;
 pub(crate) use signal::Reach;
@@ -209,14 +211,34 @@ pub(crate) struct Wakeup {
     announce: Option<listen::Announcer>,
     /// Postgres: hears other processes, from the first fetch on.
     listening: Option<listen::Listening>,
-    /// Turns in flight: lock token -> the orchestrator queue's wake-up
-    /// generation before the fetch that locked the instance.
-    turns: Mutex<HashMap<String, u64>>,
+    /// Turns in flight: lock token -> when their instance was locked.
+    turns: Mutex<HashMap<String, Seen>>,
     /// Postgres: what acks fetched for the next fetch of their queue
     /// (`history_tail/ride.rs`). A turn's ack fetches the next turn for
     /// its own slot without announcing anything, so that slot's first
     /// look must reach the store layer even when empty looks cover it.
     ridden: Option<crate::providers::history_tail::Ridden>,
+}
+
+/// When a turn in flight locked its instance, in orchestrator-queue wake-up
+/// generations: before the look that fetched it, or, for a turn an ack
+/// fetched (`history_tail/ride.rs`), before that ack, not counting the
+/// wake-ups the ack made itself (for its own messages, which the fetch in
+/// the same transaction saw).
+struct Seen {
+    look: u64,
+    ack: Option<Arc<AckMark>>,
+}
+
+impl Seen {
+    fn locked_at(&self) -> u64 {
+        match &self.ack {
+            Some(m) => self
+                .look
+                .min(m.before + m.own_wakes.load(Ordering::Relaxed)),
+            None => self.look,
+        }
+    }
 }
 
 /// Turns in flight remembered; past this all are forgotten, and their acks
@@ -301,8 +323,16 @@ impl Wakeup {
     /// holding `lock_token`, up to now (and forgets the turn). Unknown turns
     /// count as woken.
     fn woken_during_turn(&self, lock_token: &str) -> bool {
-        let fetched_at = self.turns.lock().expect("turns").remove(lock_token);
-        fetched_at.is_none_or(|g| self.shared.orchestrator.generation() > g)
+        let seen = self.turns.lock().expect("turns").remove(lock_token);
+        seen.is_none_or(|s| self.shared.orchestrator.generation() > s.locked_at())
+    }
+
+    /// An ack's mark, for a turn it may fetch (`history_tail/ride.rs`).
+    fn mark(&self) -> Arc<AckMark> {
+        Arc::new(AckMark {
+            before: self.shared.orchestrator.generation(),
+            own_wakes: AtomicU64::new(0),
+        })
     }
 }
 
@@ -413,11 +443,15 @@ impl Layer for Wakeup {
             )
             .await?;
         Ok(fetched.map(|(item, generation)| {
+            let seen = Seen {
+                look: generation,
+                ack: self.ridden.as_ref().and_then(|r| r.locked_at(&item.1)),
+            };
             let mut turns = self.turns.lock().expect("turns");
             if turns.len() >= MAX_TURNS {
                 turns.clear();
             }
-            turns.insert(item.1.clone(), generation);
+            turns.insert(item.1.clone(), seen);
             item
         }))
     }
@@ -488,15 +522,19 @@ impl Layer for Wakeup {
         let work = work.map(|(reach, count)| self.expect(Queue::Worker, reach, count));
         let orchestrations =
             (visible > 0).then(|| self.expect(Queue::Orchestrator, Reach::Any, visible));
-        let acked = next
-            .ack_orchestration_item(
-                lock_token,
-                execution_id,
-                history_delta,
-                worker_items,
-                orchestrator_items,
-                metadata,
-                cancelled_activities,
+        let mark = self.mark();
+        let acked = ACK_MARK
+            .scope(
+                mark.clone(),
+                next.ack_orchestration_item(
+                    lock_token,
+                    execution_id,
+                    history_delta,
+                    worker_items,
+                    orchestrator_items,
+                    metadata,
+                    cancelled_activities,
+                ),
             )
             .await;
         // After the commit: a message that arrived while the ack was in
@@ -506,13 +544,22 @@ impl Layer for Wakeup {
         if let Some(work) = work {
             self.woke(Queue::Worker, work);
         }
-        match orchestrations {
+        let own_wake = match orchestrations {
             // Releasing the instance's lock makes fetchable what arrived for
             // it during the turn: its wake-up found the instance locked.
-            _ if woken => self.wake(Queue::Orchestrator, Reach::Any, None),
-            Some(expected) => self.woke(Queue::Orchestrator, expected),
-            None => {}
-        }
+            _ if woken => {
+                self.wake(Queue::Orchestrator, Reach::Any, None);
+                true
+            }
+            Some(expected) => {
+                self.woke(Queue::Orchestrator, expected);
+                true
+            }
+            None => false,
+        };
+        // After the wake-up, so a turn this ack fetched counts it as this
+        // ack's own only once it happened.
+        mark.own_wakes.store(own_wake.into(), Ordering::Relaxed);
         if let Some(at) = timers.into_iter().min() {
             self.due(Queue::Orchestrator, at);
         }
@@ -531,9 +578,13 @@ impl Layer for Wakeup {
         let completes = completion
             .is_some()
             .then(|| self.expect(Queue::Orchestrator, Reach::Any, 1));
-        next.ack_work_item(token, completion).await?;
+        let mark = self.mark();
+        ACK_MARK
+            .scope(mark.clone(), next.ack_work_item(token, completion))
+            .await?;
         if let Some(expected) = completes {
             self.woke(Queue::Orchestrator, expected);
+            mark.own_wakes.store(1, Ordering::Relaxed);
         }
         Ok(())
     }

@@ -32,8 +32,9 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
+use super::histories::{Held, MIN_EVENTS};
 use super::row::Row;
-use super::{HistoryTail, Range};
+use super::{AckMark, HistoryTail, Range};
 use crate::providers::kept_calls::after_failure;
 use crate::providers::pg_packing;
 
@@ -62,6 +63,8 @@ struct Ridden<K, T> {
     asked: Asked<K>,
     item: Fetched<T>,
     abandon: Abandon,
+    /// The mark of the ack that fetched it ([`super::ACK_MARK`]).
+    mark: Option<Arc<AckMark>>,
 }
 
 /// One queue's ridden items and whether one of its slots is free.
@@ -106,14 +109,20 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
     }
 
     /// A ridden item for a fetch that asks the same: `key`, and the lock
-    /// timeout its runtime renews the lock by.
-    pub(super) fn take(&self, lock_timeout: Duration, key: &K) -> Option<Fetched<T>> {
+    /// timeout its runtime renews the lock by; with the mark of the ack that
+    /// fetched it, under the wake-up layer.
+    pub(super) fn take(
+        &self,
+        lock_timeout: Duration,
+        key: &K,
+    ) -> Option<(Fetched<T>, Option<Arc<AckMark>>)> {
         let mut waiting = self.waiting.lock().expect("rides");
         let at = waiting
             .iter()
             .position(|r| r.asked.key == *key && r.asked.lock_timeout == lock_timeout)?;
         self.free.lock().expect("rides").1 = false;
-        Some(waiting.remove(at).item)
+        let r = waiting.remove(at);
+        Some((r.item, r.mark))
     }
 
     /// Keeps `item` for the next fetch that asks the same; gives it back
@@ -125,6 +134,7 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
             asked,
             item,
             abandon,
+            mark: super::ACK_MARK.try_with(Arc::clone).ok(),
         });
         let waiting = Arc::downgrade(&self.waiting);
         let untaken_count = self.untaken.clone();
@@ -287,6 +297,7 @@ impl HistoryTail {
         metadata: &ExecutionMetadata,
         cancelled: &[ScheduledActivityIdentifier],
         asked: &Asked<Range>,
+        acked: Option<&Held>,
     ) -> Result<Option<Option<Row>>, ProviderError> {
         let Some(function) = &self.next_turn_ride else {
             return Ok(None);
@@ -301,7 +312,25 @@ impl HistoryTail {
         .and_then(|p| p.arguments(lock_token, execution_id)) else {
             return Ok(None);
         };
-        let known = self.histories.lock().expect("histories").known();
+        let mut known = self.histories.lock().expect("histories").known();
+        // The fetch may lock the acked instance again (a fan-out's next
+        // completions): it then sends only what follows the acked turn,
+        // which the caller puts back before it holds the fetched turn.
+        if let Some(h) = acked.filter(|h| h.history.len() >= MIN_EVENTS) {
+            let at = match known.0.iter().position(|i| *i == h.instance) {
+                Some(at) => at,
+                None => {
+                    known.0.push(h.instance.clone());
+                    known.1.push(0);
+                    known.2.push(0);
+                    known.3.push(0);
+                    known.0.len() - 1
+                }
+            };
+            known.1[at] = h.execution_id as i64;
+            known.2[at] = h.last_event_id() as i64;
+            known.3[at] = h.created_us;
+        }
         let sql = format!(
             "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
              out_history::text, out_messages::text, out_lock_token, out_attempt_count, out_kv_snapshot, \

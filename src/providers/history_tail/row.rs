@@ -11,7 +11,7 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
-use super::histories::{Held, MAX_IN_FLIGHT};
+use super::histories::{Held, MAX_IN_FLIGHT, MIN_EVENTS};
 use super::{ride, HistoryTail};
 
 pub(super) type Row = (
@@ -66,6 +66,9 @@ impl HistoryTail {
         tail: Vec<Event>,
     ) -> Result<Vec<Event>, ProviderError> {
         if after == 0 {
+            if tail.len() >= MIN_EVENTS {
+                self.wholes.fetch_add(1, Ordering::Relaxed);
+            }
             return Ok(tail);
         }
         let held = self.histories.lock().expect("histories").take(instance);
