@@ -5,6 +5,9 @@ const { ContextLog } = require('./context-log')
 /** @internal Aborts a context's signal (the runtime's, on cancellation or shutdown). */
 const abort = Symbol('abort')
 
+/** The reason a cancelled activity's signal carries. */
+const cancelled = () => new Error('activity cancelled')
+
 class ActivityContext {
   #native
   #tag
@@ -38,13 +41,17 @@ class ActivityContext {
   get signal() {
     if (this.#controller === null) {
       this.#controller = new AbortController()
+      // The runtime's word of the cancellation (`abort`) comes through the
+      // JS event loop, after the token `isCancelled()` reads: a signal first
+      // read in between is born aborted all the same.
+      if (this.#aborted === undefined && this.#native.isCancelled()) this.#aborted = cancelled()
       if (this.#aborted !== undefined) this.#controller.abort(this.#aborted)
     }
     return this.#controller.signal
   }
 
   /** @internal */
-  [abort](reason) {
+  [abort](reason = cancelled()) {
     if (this.#controller !== null) this.#controller.abort(reason)
     else if (this.#aborted === undefined) this.#aborted = reason
   }

@@ -336,7 +336,7 @@ class Runtime {
 
   #activityCancel(invocation) {
     const ctx = this.#activityContexts.get(invocation)
-    if (ctx) ctx[abort](new Error('activity cancelled'))
+    if (ctx) ctx[abort]()
   }
 }
 
