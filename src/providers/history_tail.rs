@@ -110,6 +110,9 @@ pub(crate) struct HistoryTail {
     next_turns: AtomicU64,
 }
 
+/// A fetched item and its lock token, as the `Provider` fetches return them.
+type Fetched<T> = (T, String, u32);
+
 /// A capability filter's packed version range (`version_range`).
 type Range = (Option<i64>, Option<i64>);
 

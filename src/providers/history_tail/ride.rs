@@ -34,7 +34,7 @@ use duroxide::Event;
 
 use super::histories::{Held, MIN_EVENTS};
 use super::row::Row;
-use super::{AckMark, HistoryTail, Range};
+use super::{AckMark, Fetched, HistoryTail, Range};
 use crate::providers::kept_calls::after_failure;
 use crate::providers::pg_packing;
 
@@ -51,9 +51,6 @@ pub(super) struct Asked<K> {
     pub(super) lock_timeout: Duration,
     pub(super) key: K,
 }
-
-/// A fetched item and its lock token, as the `Provider` fetches return them.
-pub(super) type Fetched<T> = (T, String, u32);
 
 /// Gives a ridden item back to the queue, by its lock token.
 pub(super) type Abandon =

@@ -12,7 +12,7 @@ use duroxide::providers::{
 use duroxide::Event;
 
 use super::histories::{Held, MAX_IN_FLIGHT, MIN_EVENTS};
-use super::{ride, HistoryTail};
+use super::{Fetched, HistoryTail};
 
 pub(super) type Row = (
     String,
@@ -94,7 +94,7 @@ impl HistoryTail {
         &self,
         next: &Arc<dyn Provider>,
         row: Row,
-    ) -> Result<Option<ride::Fetched<OrchestrationItem>>, ProviderError> {
+    ) -> Result<Option<Fetched<OrchestrationItem>>, ProviderError> {
         let (
             instance,
             name,
