@@ -40,7 +40,7 @@ use sqlx::PgPool;
 
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
-use super::pg_packing::now_ms;
+use super::pg_packing::{self, now_ms};
 use histories::Histories;
 use ride::{tags, Tags};
 use row::Row;
@@ -427,37 +427,29 @@ impl Layer for HistoryTail {
             });
         let asked = self.asked.lock().expect("asked").remove(lock_token);
         let mut next_turn = None;
+        // The crate's packing of the ack, for a call of ours that also fetches.
+        let ack = || {
+            pg_packing::turn_ack(
+                &history_delta,
+                &worker_items,
+                &orchestrator_items,
+                &metadata,
+                &cancelled_activities,
+            )
+            .and_then(|p| p.arguments(lock_token, execution_id))
+        };
         let ridden = match (self.work_free(&worker_items), asked) {
-            (Some(work), _) => {
-                self.ride_turn(
-                    next,
-                    lock_token,
-                    execution_id,
-                    &history_delta,
-                    &worker_items,
-                    &orchestrator_items,
-                    &metadata,
-                    &cancelled_activities,
-                    work,
-                )
-                .await
-            }
-            (None, Some(asked)) if self.turns_queued.load(Ordering::Relaxed) => {
-                let rode = self
-                    .ride_next_turn(
-                        lock_token,
-                        execution_id,
-                        &history_delta,
-                        &worker_items,
-                        &orchestrator_items,
-                        &metadata,
-                        &cancelled_activities,
-                        &asked,
-                        keep.as_ref(),
-                    )
-                    .await;
-                rode.map(|rode| rode.map(|row| next_turn = Some((asked, row))).is_some())
-            }
+            (Some(work), _) => match ack() {
+                Some(ack) => self.ride_turn(next, ack, work).await,
+                None => Ok(false),
+            },
+            (None, Some(asked)) if self.turns_queued.load(Ordering::Relaxed) => match ack() {
+                Some(ack) => self
+                    .ride_next_turn(ack, &asked, keep.as_ref())
+                    .await
+                    .map(|rode| rode.map(|row| next_turn = Some((asked, row))).is_some()),
+                None => Ok(false),
+            },
             _ => Ok(false),
         };
         let acked = match ridden {

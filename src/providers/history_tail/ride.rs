@@ -27,16 +27,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use duroxide::providers::{
-    ExecutionMetadata, Provider, ProviderError, ScheduledActivityIdentifier, TagFilter, WorkItem,
-};
-use duroxide::Event;
+use duroxide::providers::{Provider, ProviderError, TagFilter, WorkItem};
+use sqlx::postgres::PgArguments;
 
 use super::histories::{Held, MIN_EVENTS};
 use super::row::Row;
 use super::{AckMark, Fetched, HistoryTail, Range};
 use crate::providers::kept_calls::after_failure;
-use crate::providers::pg_packing;
 
 /// How long a ridden item waits for a fetch before it is abandoned. A woken
 /// slot takes it within milliseconds; a runtime that polls without
@@ -276,37 +273,20 @@ impl HistoryTail {
         }
     }
 
-    /// Acks a turn and fetches the next turn in one call, for the slot
-    /// that acked: duroxide's orchestration slot fetches again as soon as
+    /// Acks a turn (`ack`: the crate's ack arguments, `pg_packing.rs`) and
+    /// fetches the next turn in one call, for the slot that acked: duroxide's orchestration slot fetches again as soon as
     /// its ack returns, with the same arguments (`asked`). `None` when
     /// nothing was committed (the caller acks the crate's way); otherwise
     /// the row it fetched, for the caller to hold once its own bookkeeping
     /// of the acked turn is done (the row may be the same instance's next
     /// turn).
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn ride_next_turn(
         &self,
-        lock_token: &str,
-        execution_id: u64,
-        history_delta: &[Event],
-        worker_items: &[WorkItem],
-        orchestrator_items: &[WorkItem],
-        metadata: &ExecutionMetadata,
-        cancelled: &[ScheduledActivityIdentifier],
+        ack: PgArguments,
         asked: &Asked<Range>,
         acked: Option<&Held>,
     ) -> Result<Option<Option<Row>>, ProviderError> {
         let Some(function) = &self.next_turn_ride else {
-            return Ok(None);
-        };
-        let Some(args) = pg_packing::turn_ack(
-            history_delta,
-            worker_items,
-            orchestrator_items,
-            metadata,
-            cancelled,
-        )
-        .and_then(|p| p.arguments(lock_token, execution_id)) else {
             return Ok(None);
         };
         let mut known = self.histories.lock().expect("histories").known();
@@ -337,7 +317,7 @@ impl HistoryTail {
         let row: Result<Option<Row>, sqlx::Error> = self
             .kept
             .fetch_optional(
-                sqlx::query_as_with(&sql, args)
+                sqlx::query_as_with(&sql, ack)
                     .bind(known.0)
                     .bind(known.1)
                     .bind(known.2)
@@ -363,33 +343,16 @@ impl HistoryTail {
         self.work.take_free()
     }
 
-    /// Acks a turn and fetches a worker item in one call; the item waits
+    /// Acks a turn (`ack` as above) and fetches a worker item in one call; the item waits
     /// for this provider's next worker fetch. `false` when nothing was
     /// committed (the caller acks the crate's way).
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn ride_turn(
         &self,
         next: &Arc<dyn Provider>,
-        lock_token: &str,
-        execution_id: u64,
-        history_delta: &[Event],
-        worker_items: &[WorkItem],
-        orchestrator_items: &[WorkItem],
-        metadata: &ExecutionMetadata,
-        cancelled: &[ScheduledActivityIdentifier],
+        ack: PgArguments,
         asked: Asked<Tags>,
     ) -> Result<bool, ProviderError> {
         let Some(function) = &self.turn_ride else {
-            return Ok(false);
-        };
-        let Some(args) = pg_packing::turn_ack(
-            history_delta,
-            worker_items,
-            orchestrator_items,
-            metadata,
-            cancelled,
-        )
-        .and_then(|p| p.arguments(lock_token, execution_id)) else {
             return Ok(false);
         };
         let sql = format!(
@@ -399,7 +362,7 @@ impl HistoryTail {
         let row: Result<Option<(String, String, i32)>, sqlx::Error> = self
             .kept
             .fetch_optional(
-                sqlx::query_as_with(&sql, args)
+                sqlx::query_as_with(&sql, ack)
                     .bind(asked.lock_timeout.as_millis() as i64)
                     .bind(&asked.key.1)
                     .bind(asked.key.0),

@@ -337,6 +337,22 @@ pub(super) async fn install_worker_ride(
     .await
 }
 
+/// The crate's turn ack as a ride's first call, on the arguments the rides
+/// declare first (`p_lock_token` .. `p_cancelled_activities`, packed as
+/// `pg_packing.rs` packs them); `None` when the schema has no such function.
+async fn turn_ack(pool: &PgPool, schema: &str) -> Result<Option<String>, sqlx::Error> {
+    let s = quote_ident(schema);
+    let ack =
+        format!("{s}.ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)");
+    Ok(exists(pool, &ack).await?.then(|| {
+        format!(
+            "{s}.ack_orchestration_item(p_lock_token, p_now_ms, p_execution_id, \
+             p_history_delta, p_worker_items, p_orchestrator_items, p_metadata, \
+             p_cancelled_activities)"
+        )
+    }))
+}
+
 /// A turn's ack that also fetches a worker item: the crate's
 /// `ack_orchestration_item`, then its `fetch_work_item` for items of no
 /// session (any slot may run those); `None` when either is missing.
@@ -344,12 +360,9 @@ pub(super) async fn install_turn_ride(
     pool: &PgPool,
     schema: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    let s = quote_ident(schema);
-    let ack =
-        format!("{s}.ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)");
-    if !exists(pool, &ack).await? {
+    let Some(first) = turn_ack(pool, schema).await? else {
         return Ok(None);
-    }
+    };
     Ride {
         prefix: "duroxide_node_turn_ride",
         args: "p_lock_token text, p_now_ms bigint, p_execution_id bigint, \
@@ -357,15 +370,15 @@ pub(super) async fn install_turn_ride(
                p_metadata jsonb, p_cancelled_activities jsonb, p_lock_timeout_ms bigint, \
                p_tag_filter text[], p_tag_mode text",
         types: "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb,bigint,text[],text)",
-        first: format!(
-            "{s}.ack_orchestration_item(p_lock_token, p_now_ms, p_execution_id, \
-             p_history_delta, p_worker_items, p_orchestrator_items, p_metadata, \
-             p_cancelled_activities)"
-        ),
+        first,
         fetch: format!(
-            "{s}.fetch_work_item(p_now_ms, p_lock_timeout_ms, NULL, NULL, p_tag_filter, p_tag_mode)"
+            "{s}.fetch_work_item(p_now_ms, p_lock_timeout_ms, NULL, NULL, p_tag_filter, p_tag_mode)",
+            s = quote_ident(schema)
         ),
-        result_of: format!("{s}.fetch_work_item(bigint,bigint,text,bigint,text[],text)"),
+        result_of: format!(
+            "{}.fetch_work_item(bigint,bigint,text,bigint,text[],text)",
+            quote_ident(schema)
+        ),
     }
     .install(pool, schema)
     .await
@@ -379,12 +392,9 @@ pub(super) async fn install_next_turn_ride(
     schema: &str,
     tail: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    let s = quote_ident(schema);
-    let ack =
-        format!("{s}.ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)");
-    if !exists(pool, &ack).await? {
+    let Some(first) = turn_ack(pool, schema).await? else {
         return Ok(None);
-    }
+    };
     Ride {
         prefix: "duroxide_node_next_turn",
         args: "p_lock_token text, p_now_ms bigint, p_execution_id bigint, \
@@ -394,11 +404,7 @@ pub(super) async fn install_next_turn_ride(
                p_known_created_us bigint[], p_lock_timeout_ms bigint, \
                p_min_version bigint, p_max_version bigint",
         types: "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb,text[],bigint[],bigint[],bigint[],bigint,bigint,bigint)",
-        first: format!(
-            "{s}.ack_orchestration_item(p_lock_token, p_now_ms, p_execution_id, \
-             p_history_delta, p_worker_items, p_orchestrator_items, p_metadata, \
-             p_cancelled_activities)"
-        ),
+        first,
         fetch: format!(
             "{tail}(p_known_ids, p_known_executions, p_known_last, p_known_created_us, \
              p_now_ms, p_lock_timeout_ms, p_min_version, p_max_version)"
