@@ -29,6 +29,46 @@ fn url() -> String {
         .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
 }
 
+/// The layer over the plain store, on a schema of its own named `schema`.
+struct Layered {
+    schema: String,
+    pool: sqlx::PgPool,
+    pg: Arc<dyn Provider>,
+    layer: Arc<HistoryTail>,
+    store: Arc<dyn Provider>,
+}
+
+impl Layered {
+    async fn new(schema: &str) -> Self {
+        let pg = PostgresProvider::new_with_schema(&url(), Some(schema))
+            .await
+            .unwrap();
+        let pool = pg.pool().clone();
+        let pg: Arc<dyn Provider> = Arc::new(pg);
+        let layer = Arc::new(
+            HistoryTail::install(&pool, schema, kept(&pool))
+                .await
+                .unwrap()
+                .expect("the tail fetch derives from this duroxide-pg's fetch"),
+        );
+        let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+        Self {
+            schema: schema.to_string(),
+            pool,
+            pg,
+            layer,
+            store,
+        }
+    }
+}
+
+async fn drop_schema(pool: &sqlx::PgPool, schema: &str) {
+    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
 /// Steps `n` times, then (input "n,wait") waits for event `go`.
 fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
     let activities = ActivityRegistry::builder()
@@ -74,18 +114,13 @@ struct Running {
 
 impl Running {
     async fn start(tag: &str, id: &str, input: &str) -> Self {
-        let schema = format!("tail_{tag}_{}", std::process::id());
-        let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
-            .await
-            .unwrap();
-        let pool = pg.pool().clone();
-        let layer = Arc::new(
-            HistoryTail::install(&pool, &schema, kept(&pool))
-                .await
-                .unwrap()
-                .expect("the tail fetch derives from this duroxide-pg's fetch"),
-        );
-        let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), Arc::new(pg)));
+        let Layered {
+            schema,
+            pool,
+            layer,
+            store,
+            ..
+        } = Layered::new(&format!("tail_{tag}_{}", std::process::id())).await;
         let (activities, orchestrations) = registries();
         let options = RuntimeOptions {
             dispatcher_min_poll_interval: Duration::from_millis(5),
@@ -121,10 +156,7 @@ impl Running {
 
     async fn stop(self) {
         self.rt.shutdown(Some(5000)).await;
-        sqlx::raw_sql(&format!("DROP SCHEMA {} CASCADE", self.schema))
-            .execute(&self.pool)
-            .await
-            .unwrap();
+        drop_schema(&self.pool, &self.schema).await;
     }
 }
 
@@ -167,19 +199,13 @@ async fn a_chain_takes_its_activities_from_the_turn_acks_that_fetched_them() {
 /// is gone, and another one finishes the instance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ridden_item_no_fetch_takes_is_abandoned() {
-    let schema = format!("tail_abandon_{}", std::process::id());
-    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
-        .await
-        .unwrap();
-    let pool = pg.pool().clone();
-    let pg: Arc<dyn Provider> = Arc::new(pg);
-    let layer = Arc::new(
-        HistoryTail::install(&pool, &schema, kept(&pool))
-            .await
-            .unwrap()
-            .unwrap(),
-    );
-    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let Layered {
+        schema,
+        pool,
+        pg,
+        layer,
+        store,
+    } = Layered::new(&format!("tail_abandon_{}", std::process::id())).await;
     let (activities, orchestrations) = registries();
     // Orchestrations only, with a lock that would outlast the test.
     let options = RuntimeOptions {
@@ -259,29 +285,20 @@ async fn a_ridden_item_no_fetch_takes_is_abandoned() {
         "{status:?}"
     );
     rt2.shutdown(Some(5000)).await;
-    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
+    drop_schema(&pool, &schema).await;
 }
 
 /// A turn's ack that fetched its activity for a worker slot that never
 /// comes, then what gives the activity back: `wait` until the hold ends,
 /// or the provider's `give_back` (a runtime's shutdown).
 async fn ridden_activity_given_back(tag: &str, wait: bool) {
-    let schema = format!("tail_{tag}_{}", std::process::id());
-    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
-        .await
-        .unwrap();
-    let pool = pg.pool().clone();
-    let pg: Arc<dyn Provider> = Arc::new(pg);
-    let layer = Arc::new(
-        HistoryTail::install(&pool, &schema, kept(&pool))
-            .await
-            .unwrap()
-            .unwrap(),
-    );
-    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let Layered {
+        schema,
+        pool,
+        pg,
+        layer,
+        store,
+    } = Layered::new(&format!("tail_{tag}_{}", std::process::id())).await;
     let tags = duroxide::providers::TagFilter::default();
     let lock = Duration::from_secs(60);
     // A worker slot looked and found nothing: it is free.
@@ -334,10 +351,7 @@ async fn ridden_activity_given_back(tag: &str, wait: bool) {
         matches!(&again, Some((duroxide::providers::WorkItem::ActivityExecute { instance, .. }, _, attempts)) if instance == "w1" && *attempts == 1),
         "{again:?}"
     );
-    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
+    drop_schema(&pool, &schema).await;
 }
 
 /// The worker side of `a_ridden_item_no_fetch_takes_is_abandoned`.
@@ -409,19 +423,13 @@ fn one_turn_slot() -> RuntimeOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turns_ack_fetches_the_next_turn_for_its_slot() {
-    let schema = format!("tail_next_turn_{}", std::process::id());
-    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
-        .await
-        .unwrap();
-    let pool = pg.pool().clone();
-    let pg: Arc<dyn Provider> = Arc::new(pg);
-    let layer = Arc::new(
-        HistoryTail::install(&pool, &schema, kept(&pool))
-            .await
-            .unwrap()
-            .unwrap(),
-    );
-    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let Layered {
+        schema,
+        pool,
+        pg,
+        layer,
+        store,
+    } = Layered::new(&format!("tail_next_turn_{}", std::process::id())).await;
     let ids = queue_one_turn_instances(pg, 12).await;
     let (activities, orchestrations) = registries();
     let rt =
@@ -438,10 +446,7 @@ async fn a_turns_ack_fetches_the_next_turn_for_its_slot() {
     assert!(layer.ridden.load(Ordering::Relaxed) >= 8);
     assert_eq!(layer.turns.untaken(), 0);
     rt.shutdown(Some(5000)).await;
-    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
+    drop_schema(&pool, &schema).await;
 }
 
 /// Regression: the wake-up layer skipped the first look of a slot whose
@@ -482,10 +487,7 @@ async fn a_covered_slot_still_takes_the_turn_its_ack_fetched() {
         "a ridden turn waited out the hold"
     );
     rt.shutdown(Some(5000)).await;
-    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
+    drop_schema(&pool, &schema).await;
 }
 
 /// Regression: a fan-out's turn that acked and fetched its own instance's
@@ -494,18 +496,13 @@ async fn a_covered_slot_still_takes_the_turn_its_ack_fetched() {
 /// was not told it (Postgres fan-out 300 went from 0.3 to 1.3 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_that_fetches_its_own_instance_again_reads_only_the_tail() {
-    let schema = format!("tail_fan_{}", std::process::id());
-    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
-        .await
-        .unwrap();
-    let pool = pg.pool().clone();
-    let layer = Arc::new(
-        HistoryTail::install(&pool, &schema, kept(&pool))
-            .await
-            .unwrap()
-            .unwrap(),
-    );
-    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), Arc::new(pg)));
+    let Layered {
+        schema,
+        pool,
+        layer,
+        store,
+        ..
+    } = Layered::new(&format!("tail_fan_{}", std::process::id())).await;
     let (activities, orchestrations) = registries();
     let options = RuntimeOptions {
         dispatcher_min_poll_interval: Duration::from_millis(5),
@@ -525,8 +522,5 @@ async fn a_turn_that_fetches_its_own_instance_again_reads_only_the_tail() {
     let wholes = layer.wholes.load(Ordering::Relaxed);
     assert!(wholes <= 1, "whole histories read: {wholes}");
     rt.shutdown(Some(5000)).await;
-    sqlx::raw_sql(&format!("DROP SCHEMA {schema} CASCADE"))
-        .execute(&pool)
-        .await
-        .unwrap();
+    drop_schema(&pool, &schema).await;
 }
