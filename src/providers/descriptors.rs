@@ -66,31 +66,65 @@ type ActivityKey = (String, u64, u64);
 #[derive(Default)]
 struct Scheduled {
     started: HashMap<ActivityKey, (Arc<Event>, Instant)>,
+    /// Keys in the order they were remembered (oldest first). A key taken
+    /// or forgotten leaves its place here until it reaches the front.
     order: VecDeque<ActivityKey>,
 }
 
 impl Scheduled {
     fn insert(&mut self, key: ActivityKey, started: Arc<Event>) {
-        if self
-            .started
-            .insert(key.clone(), (started, Instant::now()))
-            .is_none()
-        {
+        self.insert_at(key, started, Instant::now());
+    }
+
+    fn insert_at(&mut self, key: ActivityKey, started: Arc<Event>, now: Instant) {
+        if self.started.insert(key.clone(), (started, now)).is_none() {
             self.order.push_back(key);
         }
-        while self.order.len() > CAPACITY {
-            if let Some(old) = self.order.pop_front() {
-                self.started.remove(&old);
-            }
-        }
+        self.forget_front(now);
     }
 
     fn take(&mut self, key: &ActivityKey) -> Option<Arc<Event>> {
         let (started, at) = self.started.remove(key)?;
-        // `order` keeps the key until it reaches the front: bounded by CAPACITY.
+        self.forget_front(Instant::now());
         (at.elapsed() < MAX_AGE).then_some(started)
     }
+
+    /// Drops the front of `order` while it is taken, too old to be answered,
+    /// or past [`CAPACITY`]. Activities are mostly taken in the order they
+    /// were scheduled, so `order` stays about as long as the activities
+    /// waiting; it used to keep every key until [`CAPACITY`] pushed it out,
+    /// which held 10,000 keys (about 1 MiB) in a process that had long
+    /// finished them, and in a fleet every activity another process ran.
+    fn forget_front(&mut self, now: Instant) {
+        while let Some(front) = self.order.front() {
+            let stale = match self.started.get(front) {
+                None => true,
+                Some((_, at)) => {
+                    self.order.len() > CAPACITY || now.saturating_duration_since(*at) >= MAX_AGE
+                }
+            };
+            if !stale {
+                break;
+            }
+            if let Some(key) = self.order.pop_front() {
+                self.started.remove(&key);
+            }
+        }
+        // After a burst (a fan-out of thousands), give the memory back.
+        if self.order.capacity() > SHRINK_ABOVE && self.order.len() < self.order.capacity() / 4 {
+            self.order.shrink_to(self.order.len() * 2);
+            self.started.shrink_to(self.order.len() * 2);
+        }
+    }
+
+    #[cfg(test)]
+    fn remembered(&self) -> (usize, usize) {
+        (self.started.len(), self.order.len())
+    }
 }
+
+/// Below this many places, `order` and `started` keep what they have grown to.
+const SHRINK_ABOVE: usize = 1024;
 
 #[derive(Default)]
 pub(crate) struct Descriptors {

@@ -186,3 +186,67 @@ async fn a_fetch_run_on_the_guards_task_counts_for_the_slot_named_in_caller() {
     assert_eq!(history.len(), 1);
     assert_eq!(f.store_reads.load(Ordering::Relaxed), 0);
 }
+
+/// The remembered activities of instance `i1`, execution 1, ids `ids`.
+fn remember(scheduled: &mut super::Scheduled, ids: std::ops::Range<u64>, at: std::time::Instant) {
+    let started = Arc::new(Event::with_event_id(
+        1,
+        "i1",
+        1,
+        None,
+        scratch::started("2.1.0", ""),
+    ));
+    for id in ids {
+        scheduled.insert_at(("i1".into(), 1, id), started.clone(), at);
+    }
+}
+
+// Regression: the order of remembered activities kept every key until 10,000
+// newer ones pushed it out, so a process that had run 10,000 activities held
+// 10,000 keys it would never be asked for (RSS growth in the memory bench).
+#[test]
+fn remembered_activities_leave_once_taken() {
+    let mut scheduled = super::Scheduled::default();
+    remember(&mut scheduled, 0..3000, std::time::Instant::now());
+    assert_eq!(scheduled.remembered(), (3000, 3000));
+    for id in 0..3000 {
+        assert!(scheduled.take(&("i1".into(), 1, id)).is_some());
+    }
+    assert_eq!(scheduled.remembered(), (0, 0));
+}
+
+#[test]
+fn remembered_activities_taken_out_of_order_leave_when_the_older_ones_do() {
+    let mut scheduled = super::Scheduled::default();
+    remember(&mut scheduled, 0..3, std::time::Instant::now());
+    assert!(scheduled.take(&("i1".into(), 1, 2)).is_some());
+    assert!(scheduled.take(&("i1".into(), 1, 1)).is_some());
+    assert_eq!(scheduled.remembered(), (1, 3));
+    assert!(scheduled.take(&("i1".into(), 1, 0)).is_some());
+    assert_eq!(scheduled.remembered(), (0, 0));
+}
+
+/// Activities another process runs are never taken here: they are forgotten
+/// once too old to be answered, not only when 10,000 newer ones arrive.
+#[test]
+fn remembered_activities_nobody_takes_are_forgotten_after_max_age() {
+    let mut scheduled = super::Scheduled::default();
+    let t0 = std::time::Instant::now();
+    remember(&mut scheduled, 0..10, t0);
+    remember(&mut scheduled, 10..11, t0 + super::MAX_AGE);
+    assert_eq!(scheduled.remembered(), (1, 1));
+    assert!(scheduled.take(&("i1".into(), 1, 3)).is_none());
+}
+
+#[test]
+fn remembered_activities_are_bounded_by_count() {
+    let mut scheduled = super::Scheduled::default();
+    remember(
+        &mut scheduled,
+        0..(super::CAPACITY as u64 + 5),
+        std::time::Instant::now(),
+    );
+    assert_eq!(scheduled.remembered(), (super::CAPACITY, super::CAPACITY));
+    assert!(scheduled.take(&("i1".into(), 1, 4)).is_none());
+    assert!(scheduled.take(&("i1".into(), 1, 5)).is_some());
+}
