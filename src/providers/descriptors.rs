@@ -92,9 +92,8 @@ impl Scheduled {
     /// Drops the front of `order` while it is taken, too old to be answered,
     /// or past [`CAPACITY`]. Activities are mostly taken in the order they
     /// were scheduled, so `order` stays about as long as the activities
-    /// waiting; it used to keep every key until [`CAPACITY`] pushed it out,
-    /// which held 10,000 keys (about 1 MiB) in a process that had long
-    /// finished them, and in a fleet every activity another process ran.
+    /// still waiting, not [`CAPACITY`] long in a process that has finished
+    /// them (10,000 keys are about 1 MiB).
     fn forget_front(&mut self, now: Instant) {
         while let Some(front) = self.order.front() {
             let stale = match self.started.get(front) {
@@ -120,6 +119,11 @@ impl Scheduled {
     #[cfg(test)]
     fn remembered(&self) -> (usize, usize) {
         (self.started.len(), self.order.len())
+    }
+
+    #[cfg(test)]
+    fn order_capacity(&self) -> usize {
+        self.order.capacity()
     }
 }
 

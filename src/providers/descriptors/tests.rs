@@ -250,3 +250,14 @@ fn remembered_activities_are_bounded_by_count() {
     assert!(scheduled.take(&("i1".into(), 1, 4)).is_none());
     assert!(scheduled.take(&("i1".into(), 1, 5)).is_some());
 }
+
+#[test]
+fn remembered_activities_give_their_memory_back_after_a_burst() {
+    let mut scheduled = super::Scheduled::default();
+    remember(&mut scheduled, 0..5000, std::time::Instant::now());
+    assert!(scheduled.order_capacity() >= 5000);
+    for id in 0..5000 {
+        scheduled.take(&("i1".into(), 1, id));
+    }
+    assert!(scheduled.order_capacity() <= super::SHRINK_ABOVE);
+}
