@@ -20,6 +20,7 @@ const { ActivityContext, abort } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
 const { string, number, func } = require('./validate')
 const { RuntimeEvents } = require('./runtime-events')
+const { Invocations } = require('./invocations')
 const { ActivityDefinition, OrchestrationDefinition, generatorFunction } = require('./definitions')
 
 /** Copies an options object for Rust, dropping `undefined` and refusing what JSON cannot carry. */
@@ -79,8 +80,8 @@ class Runtime {
   #provider
   #orchestrations = new Map() // name -> Map(version -> generator function)
   #activities = new Map() // name -> async function
-  #generators = new Map() // invocation -> { iterator }
-  #activityContexts = new Map() // invocation -> ActivityContext, while it runs
+  #generators = new Invocations() // invocation -> { iterator }
+  #activityContexts = new Invocations() // invocation -> ActivityContext, while it runs
   #events = new RuntimeEvents()
   #starting = null // the native start promise, awaited by a shutdown that follows it
   #mistakes // what orchestration code gets wrong, reported once per name (lib/mistakes.js)
@@ -185,7 +186,7 @@ class Runtime {
     // A shutdown issued right after start() stops what that start starts.
     if (this.#starting) await this.#starting.catch(() => {})
     await call(() => this.#native.shutdown(timeoutMs))
-    for (const ctx of this.#activityContexts.values()) ctx[abort](new Error('runtime shut down'))
+    for (const ctx of [...this.#activityContexts.values()]) ctx[abort](new Error('runtime shut down'))
     this.#activityContexts.clear()
     this.#generators.clear()
   }
@@ -210,7 +211,7 @@ class Runtime {
 
   /** @internal See `replayBridge`. */
   [replayBridge]() {
-    const generators = new Map()
+    const generators = new Invocations()
     return {
       native: this.#native,
       orchestrationStep: (c) => this.#orchestrationStep(c, generators),
