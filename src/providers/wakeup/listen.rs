@@ -24,6 +24,7 @@
 //!   drops, it reconnects; what was announced meanwhile is found by the
 //!   fallback tick, and by the look every waiter takes after a reconnect.
 
+mod census;
 mod peers;
 
 use std::sync::{Arc, Mutex, Weak};
@@ -319,9 +320,13 @@ async fn listen(
         let mut deaf = true;
         loop {
             if deaf {
-                // Listening (again; after a lost connection the next receive
+                // Listening (again; after a lost connection the census
                 // reconnects first): the others learn of us and reply.
-                outbox.peers.listening(Instant::now());
+                let others = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    others = census::others_may_listen(&mut listener, &channel) => others,
+                };
+                outbox.peers.listening(Instant::now(), others);
                 outbox.presence();
                 deaf = false;
             }

@@ -12,8 +12,10 @@
 //! then sends its announcements only while it has heard another sender in
 //! the last [`GONE`], and always while it cannot know: before its LISTEN
 //! connection is up, while it is down, and in the [`GRACE`] after it came
-//! up. Any sender counts, listening or not (a client-only process also
-//! gets our announcements, which costs it nothing).
+//! up if another process was listening then (`census.rs`: one that starts
+//! alone has nobody to wait for). Any sender counts, listening or not (a
+//! client-only process also gets our announcements, which costs it
+//! nothing).
 //!
 //! A peer missed (a reply lost to a dropped connection) costs it latency
 //! until its next heartbeat: its waiters find our work by their fallback
@@ -42,6 +44,9 @@ pub(super) struct Peers {
 struct State {
     /// Since when our LISTEN connection listens; `None` while it does not.
     listening_since: Option<Instant>,
+    /// How long after that we announce before any reply: [`GRACE`] if
+    /// another process listened when ours started, else nothing.
+    grace: Duration,
     /// Other senders, and when each was last heard.
     heard: HashMap<u64, Instant>,
 }
@@ -51,9 +56,12 @@ impl Peers {
         self.state.lock().expect("wake-up peers")
     }
 
-    /// Our LISTEN connection listens from `now` on.
-    pub(super) fn listening(&self, now: Instant) {
-        self.state().listening_since = Some(now);
+    /// Our LISTEN connection listens from `now` on; `others` if another
+    /// process may have listened before ours (so may not have replied yet).
+    pub(super) fn listening(&self, now: Instant, others: bool) {
+        let mut state = self.state();
+        state.listening_since = Some(now);
+        state.grace = if others { GRACE } else { Duration::ZERO };
     }
 
     pub(super) fn is_listening(&self) -> bool {
@@ -82,7 +90,7 @@ impl Peers {
         let Some(since) = state.listening_since else {
             return true;
         };
-        if now.saturating_duration_since(since) < GRACE {
+        if now.saturating_duration_since(since) < state.grace {
             return true;
         }
         state
@@ -101,7 +109,7 @@ mod tests {
         let peers = Peers::default();
         let t0 = Instant::now();
         assert!(peers.worth_sending(t0), "not listening yet");
-        peers.listening(t0);
+        peers.listening(t0, true);
         assert!(peers.worth_sending(t0 + GRACE / 2), "within the grace");
         assert!(!peers.worth_sending(t0 + GRACE), "alone after the grace");
         peers.deaf();
@@ -112,10 +120,23 @@ mod tests {
     }
 
     #[test]
+    fn a_process_that_began_alone_has_no_grace_to_wait() {
+        let peers = Peers::default();
+        let t0 = Instant::now();
+        peers.listening(t0, false);
+        assert!(
+            !peers.worth_sending(t0),
+            "nobody listened when ours started"
+        );
+        assert!(peers.heard(7, t0 + GRACE / 4), "a newcomer's presence");
+        assert!(peers.worth_sending(t0 + GRACE / 2), "the newcomer listens");
+    }
+
+    #[test]
     fn another_sender_makes_sending_worth_it_until_it_is_gone() {
         let peers = Peers::default();
         let t0 = Instant::now();
-        peers.listening(t0);
+        peers.listening(t0, false);
         assert!(peers.heard(7, t0), "a new sender is owed our presence");
         assert!(!peers.heard(7, t0 + HEARTBEAT), "a known one is not");
         assert!(peers.worth_sending(t0 + HEARTBEAT + GONE / 2));

@@ -223,6 +223,63 @@ async fn a_process_alone_on_its_schema_announces_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_alone_when_its_listen_starts_announces_nothing_from_then_on() {
+    let schema = format!("peers_census_alone_{}", std::process::id());
+    let mut observer = Observer::on(&schema).await;
+    let (a, _l, _w, id) = listening_process(&schema, &mut observer, &[]).await;
+    // Right after its presence, well within the grace a process waits
+    // through when another one listened as it started.
+    a.announce(Queue::Orchestrator, None);
+    let sent = observer
+        .first(Duration::from_millis(700), |p| {
+            p.starts_with(&format!("{id} o"))
+        })
+        .await;
+    assert_eq!(sent, None, "announced though nobody else listened");
+}
+
+/// A session that holds a listener's lock on `schema`'s channel and never
+/// replies: a peer whose reply has not arrived yet.
+async fn silent_listener(schema: &str) -> sqlx::PgConnection {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&url()).await.unwrap();
+    sqlx::query("SELECT pg_advisory_lock_shared($1, hashtext($2))")
+        .bind(super::census::CLASS)
+        .bind(channel_of(schema))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_finds_another_listener_announces_through_the_grace() {
+    let schema = format!("peers_census_other_{}", std::process::id());
+    let mut observer = Observer::on(&schema).await;
+    let _peer = silent_listener(&schema).await;
+    let (a, _l, _w, id) = listening_process(&schema, &mut observer, &[]).await;
+    a.announce(Queue::Worker, None);
+    let sent = observer
+        .first(Duration::from_secs(5), |p| {
+            p.starts_with(&format!("{id} w"))
+        })
+        .await;
+    assert!(
+        sent.is_some(),
+        "did not announce with another listener's lock held"
+    );
+    // No reply came, so after the grace it is alone again.
+    tokio::time::sleep(PAST_GRACE).await;
+    a.announce(Queue::Orchestrator, None);
+    let sent = observer
+        .first(Duration::from_millis(700), |p| {
+            p.starts_with(&format!("{id} o"))
+        })
+        .await;
+    assert_eq!(sent, None, "announced after the grace with nobody heard");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn processes_announce_to_each_other_once_both_listen_on_a_schema() {
     let schema = format!("peers_two_{}", std::process::id());
     let mut observer = Observer::on(&schema).await;
