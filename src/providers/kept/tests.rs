@@ -161,3 +161,39 @@ async fn the_pool_keeps_a_connection_for_other_calls() {
         "every connection was kept back from the pool"
     );
 }
+
+/// Regression: a call waiting for the pool got a connection only once the
+/// calls that kept one paused for the linger (40 to 90 ms waits in a hello
+/// run). Two callers share the one connection the pool has left: the
+/// second's first call must not wait for all of the first one's calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_for_the_pool_gets_the_next_connection_given_back() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let pool = pool(3).await;
+    open_all(&pool, 3).await;
+    let kept = KeptConnections::new(pool.clone());
+    let _others = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());
+    const CALLS: usize = 200;
+    let done = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    // What the other caller had done when each caller's first call returned.
+    let seen = [AtomicUsize::new(usize::MAX), AtomicUsize::new(usize::MAX)];
+    let caller = |me: usize| {
+        let (kept, done, seen) = (&kept, &done, &seen);
+        async move {
+            for _ in 0..CALLS {
+                backend_of(kept).await;
+                if done[me].fetch_add(1, Ordering::SeqCst) == 0 {
+                    seen[me].store(done[1 - me].load(Ordering::SeqCst), Ordering::SeqCst);
+                }
+            }
+        }
+    };
+    tokio::join!(caller(0), caller(1));
+    let waited_for = seen[0]
+        .load(Ordering::SeqCst)
+        .max(seen[1].load(Ordering::SeqCst));
+    assert!(
+        waited_for < CALLS / 2,
+        "one caller's first call returned after {waited_for} of the other's {CALLS}"
+    );
+}
