@@ -49,6 +49,7 @@ mod histories;
 mod ride;
 mod row;
 mod sql;
+pub(crate) use sql::ASYNC_COMMIT;
 #[cfg(test)]
 mod tests;
 

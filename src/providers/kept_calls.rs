@@ -29,6 +29,7 @@ use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
 use sqlx::Postgres;
 
+use super::history_tail::ASYNC_COMMIT;
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
 use super::pg_packing::{self, now_ms};
@@ -56,7 +57,7 @@ impl KeptCalls {
             ack_turn: format!(
                 "SELECT {schema}.ack_orchestration_item($1, $2, $3, $4, $5, $6, $7, $8)"
             ),
-            ack_worker: format!("SELECT {schema}.ack_worker($1, $2, $3, $4)"),
+            ack_worker: ack_worker_statement(schema),
             crate_calls: AtomicU64::new(0),
         }
     }
@@ -65,6 +66,12 @@ impl KeptCalls {
     fn crate_call(&self) {
         self.crate_calls.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// The crate's `ack_worker`, committing without waiting for its WAL flush
+/// (`ASYNC_COMMIT` says why that is safe).
+pub(crate) fn ack_worker_statement(schema: &str) -> String {
+    format!("SELECT {ASYNC_COMMIT}, {schema}.ack_worker($1, $2, $3, $4)")
 }
 
 /// `store` with its acks and enqueues on `kept`.

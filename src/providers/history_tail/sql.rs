@@ -326,7 +326,9 @@ pub(super) async fn install_worker_ride(
                p_min_version bigint, p_max_version bigint",
         types:
             "(text,text,text,bigint,text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)",
-        first: format!("{s}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms)"),
+        first: format!(
+            "{ASYNC_COMMIT}, {s}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms)"
+        ),
         fetch: format!(
             "{tail}(p_known_ids, p_known_executions, p_known_last, p_known_created_us, \
              p_now_ms, p_lock_timeout_ms, p_min_version, p_max_version)"
@@ -421,7 +423,17 @@ pub(super) async fn install_next_turn_ride(
 /// an ack) need not wait for its WAL flush, which on a busy server costs
 /// more than the fetch (an fsync per commit, one at a time). Any later
 /// commit on the server, such as that fetch's ack, flushes it with itself.
-const ASYNC_COMMIT: &str = "set_config('synchronous_commit', 'off', true)";
+///
+/// An activity's ack (`ack_worker`, alone or riding with a turn fetch)
+/// records a result no user has seen: it reaches the instance's history and
+/// status only through a turn's ack, which stays synchronous, and Postgres
+/// flushes its WAL in order, so that turn's commit makes the result durable
+/// before anyone is told of it. If the server crashes first, the activity's
+/// item comes back when its lock expires and the activity runs again, as it
+/// does when a worker dies before its ack: activities run at least once. A
+/// turn's ack and every enqueue (client starts, events) wait for their
+/// flush.
+pub(crate) const ASYNC_COMMIT: &str = "set_config('synchronous_commit', 'off', true)";
 
 /// The tail fetch with an asynchronous commit, for fetches that do not
 /// ride an ack.

@@ -178,6 +178,64 @@ async fn plain_fetches_commit_asynchronously_and_the_fetch_acks_ride_does_not() 
     s.drop().await;
 }
 
+/// An activity's ack, alone (`kept_calls.rs`) or riding with a turn fetch,
+/// commits asynchronously; its result is flushed by the turn's ack that
+/// takes it (`ASYNC_COMMIT`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activity_acks_commit_asynchronously() {
+    use duroxide::providers::{TagFilter, WorkItem};
+    let s = Schema::new("worker_commit", &["a"]).await;
+    s.store
+        .enqueue_for_worker(WorkItem::ActivityExecute {
+            instance: "a".into(),
+            execution_id: 1,
+            id: 1,
+            name: "Step".into(),
+            input: "1".into(),
+            session_id: None,
+            tag: None,
+        })
+        .await
+        .unwrap();
+    let (_, token, _) = s
+        .store
+        .fetch_work_item(LOCK, Duration::ZERO, None, &TagFilter::DefaultOnly)
+        .await
+        .unwrap()
+        .expect("the activity's item");
+    let completion = serde_json::to_string(&WorkItem::ActivityCompleted {
+        instance: "a".into(),
+        execution_id: 1,
+        id: 1,
+        result: "2".into(),
+    })
+    .unwrap();
+    // Each call is rolled back, so the item is there for the next.
+    let ride = s.layer.worker_ride.clone().expect("installed");
+    let args = "ARRAY[]::text[], ARRAY[]::bigint[], ARRAY[]::bigint[], ARRAY[]::bigint[], \
+                0, 30000, NULL, NULL";
+    let call = format!("SELECT * FROM {ride}('{token}', 'a', '{completion}', 0, {args})");
+    assert_eq!(commit_mode(&s.pool, &call).await, "off", "{call}");
+
+    let statement = crate::providers::kept_calls::ack_worker_statement(&s.name);
+    let mut tx = s.pool.begin().await.unwrap();
+    sqlx::query(&statement)
+        .bind(&token)
+        .bind("a")
+        .bind(&completion)
+        .bind(0i64)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let mode: String = sqlx::query_scalar("SHOW synchronous_commit")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(mode, "off", "{statement}");
+    s.drop().await;
+}
+
 /// Rows of `table` that sequential scans read in the transaction so far.
 async fn rows_scanned(tx: &mut sqlx::PgConnection, schema: &str, table: &str) -> i64 {
     sqlx::query_scalar(
