@@ -31,8 +31,16 @@ test('a 3-process fleet woken by LISTEN/NOTIFY completes everything once', { tim
   const fleet = [0, 1, 2].map((i) => new Worker(t, cfg, { name: `member-${i}`, env: NO_FALLBACK }))
   await Promise.all(fleet.map((w) => w.ready()))
   // One LISTEN connection per provider that fetches: the three members (this
-  // process only runs a client). They connect in the background.
-  const listeners = () => Number(psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = 'duroxide_node_wakeup' AND query ILIKE 'LISTEN%${pg.schema}%'`))
+  // process only runs a client). They connect in the background; each holds
+  // a shared advisory lock on its channel (src/providers/wakeup/listen/census.rs).
+  const listeners = () =>
+    Number(
+      psql(
+        `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid ` +
+          `WHERE a.application_name = 'duroxide_node_wakeup' AND l.locktype = 'advisory' AND l.objsubid = 2 ` +
+          `AND l.classid = ${0x64786e77} AND l.objid = hashtext('duroxide_wakeup.${pg.schema}')::oid`,
+      ),
+    )
   for (let i = 0; i < 100 && listeners() < 3; i++) await new Promise((r) => setTimeout(r, 100))
   assert.equal(listeners(), 3, 'one listening connection per provider')
 
