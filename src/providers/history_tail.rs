@@ -49,7 +49,7 @@ mod histories;
 mod ride;
 mod row;
 mod sql;
-pub(crate) use sql::ASYNC_COMMIT;
+pub(crate) use sql::activity_ack_prelude;
 #[cfg(test)]
 mod tests;
 

@@ -29,7 +29,7 @@ use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
 use sqlx::Postgres;
 
-use super::history_tail::ASYNC_COMMIT;
+use super::history_tail::activity_ack_prelude;
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
 use super::pg_packing::{self, now_ms};
@@ -69,9 +69,12 @@ impl KeptCalls {
 }
 
 /// The crate's `ack_worker`, committing without waiting for its WAL flush
-/// (`ASYNC_COMMIT` says why that is safe).
+/// (`history_tail/sql.rs`, `ASYNC_COMMIT`, says why that is safe).
 pub(crate) fn ack_worker_statement(schema: &str) -> String {
-    format!("SELECT {ASYNC_COMMIT}, {schema}.ack_worker($1, $2, $3, $4)")
+    format!(
+        "SELECT {}{schema}.ack_worker($1, $2, $3, $4)",
+        activity_ack_prelude()
+    )
 }
 
 /// `store` with its acks and enqueues on `kept`.

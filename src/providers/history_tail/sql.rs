@@ -327,7 +327,8 @@ pub(super) async fn install_worker_ride(
         types:
             "(text,text,text,bigint,text[],bigint[],bigint[],bigint[],bigint,bigint,bigint,bigint)",
         first: format!(
-            "{ASYNC_COMMIT}, {s}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms)"
+            "{}{s}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms)",
+            activity_ack_prelude()
         ),
         fetch: format!(
             "{tail}(p_known_ids, p_known_executions, p_known_last, p_known_created_us, \
@@ -433,7 +434,19 @@ pub(super) async fn install_next_turn_ride(
 /// does when a worker dies before its ack: activities run at least once. A
 /// turn's ack and every enqueue (client starts, events) wait for their
 /// flush.
-pub(crate) const ASYNC_COMMIT: &str = "set_config('synchronous_commit', 'off', true)";
+const ASYNC_COMMIT: &str = "set_config('synchronous_commit', 'off', true)";
+
+/// What an activity's ack calls before `ack_worker`: [`ASYNC_COMMIT`], or
+/// nothing with `DUROXIDE_NODE_ASYNC_ACTIVITY_ACK=off` (read when the
+/// provider connects), for a deployment that wants each result flushed
+/// before the next activity runs, and for A/B runs.
+pub(crate) fn activity_ack_prelude() -> String {
+    if std::env::var("DUROXIDE_NODE_ASYNC_ACTIVITY_ACK").as_deref() == Ok("off") {
+        String::new()
+    } else {
+        format!("{ASYNC_COMMIT}, ")
+    }
+}
 
 /// The tail fetch with an asynchronous commit, for fetches that do not
 /// ride an ack.
