@@ -174,6 +174,25 @@ impl Observer {
     }
 }
 
+/// `who` (sender `id`) announces `queue`; what the observer hears of it
+/// within `within`.
+async fn announced(
+    observer: &mut Observer,
+    who: &Announcer,
+    id: u64,
+    queue: Queue,
+    within: Duration,
+) -> Option<String> {
+    let q = match queue {
+        Queue::Orchestrator => 'o',
+        Queue::Worker => 'w',
+    };
+    who.announce(queue, None);
+    observer
+        .first(within, |p| p.starts_with(&format!("{id} {q}")))
+        .await
+}
+
 fn url() -> String {
     std::env::var("DATABASE_URL")
         .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
@@ -213,12 +232,14 @@ async fn a_process_alone_on_its_schema_announces_nothing() {
     let mut observer = Observer::on(&schema).await;
     let (a, _l, _w, id) = listening_process(&schema, &mut observer, &[]).await;
     tokio::time::sleep(PAST_GRACE).await;
-    a.announce(Queue::Orchestrator, None);
-    let sent = observer
-        .first(Duration::from_millis(700), |p| {
-            p.starts_with(&format!("{id} o"))
-        })
-        .await;
+    let sent = announced(
+        &mut observer,
+        &a,
+        id,
+        Queue::Orchestrator,
+        Duration::from_millis(700),
+    )
+    .await;
     assert_eq!(sent, None, "announced with nobody else listening");
 }
 
@@ -229,12 +250,14 @@ async fn a_process_alone_when_its_listen_starts_announces_nothing_from_then_on()
     let (a, _l, _w, id) = listening_process(&schema, &mut observer, &[]).await;
     // Right after its presence, well within the grace a process waits
     // through when another one listened as it started.
-    a.announce(Queue::Orchestrator, None);
-    let sent = observer
-        .first(Duration::from_millis(700), |p| {
-            p.starts_with(&format!("{id} o"))
-        })
-        .await;
+    let sent = announced(
+        &mut observer,
+        &a,
+        id,
+        Queue::Orchestrator,
+        Duration::from_millis(700),
+    )
+    .await;
     assert_eq!(sent, None, "announced though nobody else listened");
 }
 
@@ -258,24 +281,21 @@ async fn a_process_that_finds_another_listener_announces_through_the_grace() {
     let mut observer = Observer::on(&schema).await;
     let _peer = silent_listener(&schema).await;
     let (a, _l, _w, id) = listening_process(&schema, &mut observer, &[]).await;
-    a.announce(Queue::Worker, None);
-    let sent = observer
-        .first(Duration::from_secs(5), |p| {
-            p.starts_with(&format!("{id} w"))
-        })
-        .await;
+    let sent = announced(&mut observer, &a, id, Queue::Worker, Duration::from_secs(5)).await;
     assert!(
         sent.is_some(),
         "did not announce with another listener's lock held"
     );
     // No reply came, so after the grace it is alone again.
     tokio::time::sleep(PAST_GRACE).await;
-    a.announce(Queue::Orchestrator, None);
-    let sent = observer
-        .first(Duration::from_millis(700), |p| {
-            p.starts_with(&format!("{id} o"))
-        })
-        .await;
+    let sent = announced(
+        &mut observer,
+        &a,
+        id,
+        Queue::Orchestrator,
+        Duration::from_millis(700),
+    )
+    .await;
     assert_eq!(sent, None, "announced after the grace with nobody heard");
 }
 
@@ -290,16 +310,8 @@ async fn processes_announce_to_each_other_once_both_listen_on_a_schema() {
     let (b, _lb, _wb, b_id) = listening_process(&schema, &mut observer, &[a_id]).await;
     tokio::time::sleep(PAST_GRACE).await;
     // The newcomer first: an announcement of the other would teach it too.
-    for (who, id, queue, q) in [
-        (&b, b_id, Queue::Worker, 'w'),
-        (&a, a_id, Queue::Orchestrator, 'o'),
-    ] {
-        who.announce(queue, None);
-        let sent = observer
-            .first(Duration::from_secs(5), |p| {
-                p.starts_with(&format!("{id} {q}"))
-            })
-            .await;
+    for (who, id, queue) in [(&b, b_id, Queue::Worker), (&a, a_id, Queue::Orchestrator)] {
+        let sent = announced(&mut observer, who, id, queue, Duration::from_secs(5)).await;
         assert!(
             sent.is_some(),
             "process {id} did not announce with another one listening"
