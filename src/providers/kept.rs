@@ -24,7 +24,7 @@
 //! goes to the pool, where that call gets it. Kept, it would go to the next
 //! call to arrive instead, and under steady load a waiting call got one only
 //! once calls paused for [`LINGER`]: in a run of 200 hellos on a pool of 5,
-//! dozens of calls (client starts among them) waited 5 to 60 ms.
+//! dozens of calls (client starts among them) waited 5 to 90 ms.
 //!
 //! `DUROXIDE_NODE_HOT_CONNECTION=off`, read when the provider connects,
 //! leaves every call to the pool (for comparisons).
