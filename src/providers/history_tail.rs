@@ -59,11 +59,27 @@ mod tests;
 /// has held its instance's lock since before those, so any other wake-up
 /// since may have found the instance locked, and the turn's own ack must
 /// wake the queue for it (`woken_during_turn`); the generation of the look
-/// that later took the turn from here is too late to tell.
-#[derive(Debug)]
+/// that later took the turn from here is too late to tell. And which queues
+/// the ack fetched from (`ride.rs`): only an ack that fetched may have taken
+/// an item announced before it out of other fetches' sight
+/// (`wakeup/signal.rs`).
+#[derive(Debug, Default)]
 pub(crate) struct AckMark {
     pub(crate) before: u64,
     pub(crate) own_wakes: AtomicU64,
+    pub(crate) fetched_turns: AtomicBool,
+    pub(crate) fetched_work: AtomicBool,
+}
+
+impl AckMark {
+    /// The ack running in this task fetches a turn (`turns`) or a worker
+    /// item in its call.
+    fn fetches(turns: bool) {
+        let _ = ACK_MARK.try_with(|m| match turns {
+            true => m.fetched_turns.store(true, Ordering::Relaxed),
+            false => m.fetched_work.store(true, Ordering::Relaxed),
+        });
+    }
 }
 
 tokio::task_local! {

@@ -24,7 +24,8 @@
 //! A wake-up wakes every waiter of its queue, but woken waiters look one
 //! at a time and skip looks that empty looks since the wake-up cover
 //! (`wakeup/signal.rs`). Looks for a due time always run; a dispatcher's
-//! first look after work runs unless covered.
+//! first look after work runs unless covered (a worker slot's waits first
+//! for the looks running when they may be taking what is left).
 //!
 //! `DUROXIDE_NODE_WAKEUP` (read when the provider connects) switches it, for
 //! tests and comparisons: `on` (default), `local` (no LISTEN/NOTIFY: a
@@ -41,7 +42,7 @@ mod signal;
 mod waiters;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -57,7 +58,7 @@ use super::history_tail::{AckMark, ACK_MARK};
 use super::layer::{Layer, Stacked};
 use super::Backend;
 pub(crate) use signal::Reach;
-use signal::{Expected, Fetcher, Look, Signal};
+use signal::{Expected, Fetched, Fetcher, Look, Signal};
 use waiters::epoch_ms_now;
 pub(crate) use waiters::Wakeups;
 
@@ -155,8 +156,8 @@ impl Wakeup {
         self.shared.signal(queue).expect(reach, n)
     }
 
-    fn woke(&self, queue: Queue, expected: Expected<'_>) {
-        expected.woke();
+    fn woke(&self, queue: Queue, expected: Expected<'_>, fetched: Fetched) {
+        expected.woke(fetched);
         if let Some(a) = &self.announce {
             a.announce(queue, None);
         }
@@ -207,12 +208,19 @@ impl Wakeup {
     fn mark(&self) -> Arc<AckMark> {
         Arc::new(AckMark {
             before: self.shared.orchestrator.generation(),
-            own_wakes: AtomicU64::new(0),
+            ..AckMark::default()
         })
     }
 }
 
-/// Who can take worker items: any slot, unless one is a session's.
+/// What an ack's call fetched from a queue, as its mark says.
+fn fetched(flag: &AtomicBool) -> Fetched {
+    match flag.load(Ordering::Relaxed) {
+        true => Fetched::Maybe,
+        false => Fetched::Nothing,
+    }
+}
+
 /// Whether an orchestrator-queue message is visible as soon as it commits.
 fn visible_now(item: &WorkItem, delay: Option<Duration>) -> bool {
     match (item, delay) {
@@ -222,6 +230,7 @@ fn visible_now(item: &WorkItem, delay: Option<Duration>) -> bool {
     }
 }
 
+/// Who can take worker items: any slot, unless one is a session's.
 fn reach_of(items: &[WorkItem]) -> Reach {
     let outside_sessions = |i: &WorkItem| {
         matches!(
@@ -259,7 +268,7 @@ pub(crate) fn with_wakeups(
     let skip_covered = std::env::var("DUROXIDE_NODE_WAKEUP_LOOKS").as_deref() != Ok("every");
     let shared = Arc::new(Wakeups {
         orchestrator: Signal::default(),
-        worker: Signal::default(),
+        worker: Signal::taking_turns(),
         fallback,
         skip_covered,
     });
@@ -418,7 +427,7 @@ impl Layer for Wakeup {
         let woken = self.woken_during_turn(lock_token);
         acked?;
         if let Some(work) = work {
-            self.woke(Queue::Worker, work);
+            self.woke(Queue::Worker, work, fetched(&mark.fetched_work));
         }
         let own_wake = match orchestrations {
             // Releasing the instance's lock makes fetchable what arrived for
@@ -428,7 +437,7 @@ impl Layer for Wakeup {
                 true
             }
             Some(expected) => {
-                self.woke(Queue::Orchestrator, expected);
+                self.woke(Queue::Orchestrator, expected, fetched(&mark.fetched_turns));
                 true
             }
             None => false,
@@ -459,7 +468,7 @@ impl Layer for Wakeup {
             .scope(mark.clone(), next.ack_work_item(token, completion))
             .await?;
         if let Some(expected) = completes {
-            self.woke(Queue::Orchestrator, expected);
+            self.woke(Queue::Orchestrator, expected, fetched(&mark.fetched_turns));
             mark.own_wakes.store(1, Ordering::Relaxed);
         }
         Ok(())
@@ -476,7 +485,7 @@ impl Layer for Wakeup {
             visible_now(&visible, delay).then(|| self.expect(Queue::Orchestrator, Reach::Any, 1));
         next.enqueue_for_orchestrator(item, delay).await?;
         match now {
-            Some(expected) => self.woke(Queue::Orchestrator, expected),
+            Some(expected) => self.woke(Queue::Orchestrator, expected, Fetched::Nothing),
             None => self.enqueued_for_orchestrator(&visible, delay),
         }
         Ok(())
@@ -489,7 +498,7 @@ impl Layer for Wakeup {
     ) -> Result<(), ProviderError> {
         let expected = self.expect(Queue::Worker, reach_of(std::slice::from_ref(&item)), 1);
         next.enqueue_for_worker(item).await?;
-        self.woke(Queue::Worker, expected);
+        self.woke(Queue::Worker, expected, Fetched::Nothing);
         Ok(())
     }
 

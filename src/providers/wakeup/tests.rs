@@ -449,7 +449,7 @@ fn a_turn_an_ack_fetched_is_dated_from_before_that_ack() {
     use crate::providers::history_tail::AckMark;
     let mark = Arc::new(AckMark {
         before: 5,
-        own_wakes: std::sync::atomic::AtomicU64::new(0),
+        ..AckMark::default()
     });
     let ridden = Seen {
         look: 9,
