@@ -72,13 +72,14 @@ pub(crate) struct AckMark {
 }
 
 impl AckMark {
-    /// The ack running in this task fetches a turn (`turns`) or a worker
-    /// item in its call.
-    fn fetches(turns: bool) {
-        let _ = ACK_MARK.try_with(|m| match turns {
-            true => m.fetched_turns.store(true, Ordering::Relaxed),
-            false => m.fetched_work.store(true, Ordering::Relaxed),
-        });
+    /// The ack running in this task fetches a turn in its call.
+    fn fetches_turn() {
+        let _ = ACK_MARK.try_with(|m| m.fetched_turns.store(true, Ordering::Relaxed));
+    }
+
+    /// The ack running in this task fetches a worker item in its call.
+    fn fetches_work() {
+        let _ = ACK_MARK.try_with(|m| m.fetched_work.store(true, Ordering::Relaxed));
     }
 }
 

@@ -232,7 +232,7 @@ impl HistoryTail {
             return Ok(false);
         };
         let ack = Some((token, instance.as_str(), serialized.as_str()));
-        AckMark::fetches(true);
+        AckMark::fetches_turn();
         // An error rolled back ack and fetch alike.
         let row = match self.query(ack, asked.lock_timeout, asked.key).await {
             Ok(row) => row,
@@ -315,7 +315,7 @@ impl HistoryTail {
              out_history_after, out_created_us \
              FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
         );
-        AckMark::fetches(true);
+        AckMark::fetches_turn();
         let row: Result<Option<Row>, sqlx::Error> = self
             .kept
             .fetch_optional(
@@ -361,7 +361,7 @@ impl HistoryTail {
             "SELECT out_work_item, out_lock_token, out_attempt_count \
              FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
         );
-        AckMark::fetches(false);
+        AckMark::fetches_work();
         let row: Result<Option<(String, String, i32)>, sqlx::Error> = self
             .kept
             .fetch_optional(

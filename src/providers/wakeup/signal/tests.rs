@@ -217,6 +217,26 @@ async fn a_fallback_tick_is_covered_by_recent_empty_looks_of_its_filter_and_owne
     );
 }
 
+/// Two worker slots whose looks found nothing, then `announced` items
+/// announced: the one woken, and the one back from work.
+async fn two_idle_slots(
+    signal: &Signal,
+    calls: &AtomicUsize,
+    announced: u64,
+) -> (Fetcher<'static>, Fetcher<'static>) {
+    let (woken, back) = (who("f", "slot-a"), who("f", "slot-b"));
+    assert_eq!(looks(signal, Look::First, &woken, calls).await, 1);
+    assert_eq!(looks(signal, Look::First, &back, calls).await, 1);
+    signal.expect(Reach::Any, announced).woke(Fetched::Nothing);
+    (woken, back)
+}
+
+/// A store fetch that finds an item once `release` is notified.
+async fn finds_once_released(release: &tokio::sync::Notify) -> Result<Option<()>, ProviderError> {
+    release.notified().await;
+    Ok(Some(()))
+}
+
 /// A returning slot's look raced the woken look for the one item announced,
 /// and one of the two found nothing: about one empty worker fetch per
 /// activity of a hello run. On the worker queue it waits for the woken
@@ -224,15 +244,9 @@ async fn a_fallback_tick_is_covered_by_recent_empty_looks_of_its_filter_and_owne
 /// the returning slot's look made while a woken look takes the item.
 async fn returning_look_beside_a_woken_one(signal: Signal) -> usize {
     let calls = AtomicUsize::new(0);
-    let (woken, back) = (who("f", "slot-a"), who("f", "slot-b"));
-    assert_eq!(looks(&signal, Look::First, &woken, &calls).await, 1);
-    assert_eq!(looks(&signal, Look::First, &back, &calls).await, 1);
-    signal.expect(Reach::Any, 1).woke(Fetched::Nothing);
+    let (woken, back) = two_idle_slots(&signal, &calls, 1).await;
     let release = tokio::sync::Notify::new();
-    let slow_find = || async {
-        release.notified().await;
-        Ok::<_, ProviderError>(Some(()))
-    };
+    let slow_find = || finds_once_released(&release);
     let (found, back_calls, ()) = tokio::join!(
         signal.look(Look::IfNew, &woken, &slow_find),
         looks(&signal, Look::First, &back, &calls),
@@ -259,15 +273,9 @@ async fn a_worker_slot_back_from_work_waits_for_the_woken_look_and_skips_what_it
 async fn a_worker_slot_back_from_work_looks_at_once_when_more_is_left_than_looks_run() {
     let signal = Signal::taking_turns();
     let calls = AtomicUsize::new(0);
-    let (woken, back) = (who("f", "slot-a"), who("f", "slot-b"));
-    assert_eq!(looks(&signal, Look::First, &woken, &calls).await, 1);
-    assert_eq!(looks(&signal, Look::First, &back, &calls).await, 1);
-    signal.expect(Reach::Any, 2).woke(Fetched::Nothing);
+    let (woken, back) = two_idle_slots(&signal, &calls, 2).await;
     let release = tokio::sync::Notify::new();
-    let slow_find = || async {
-        release.notified().await;
-        Ok::<_, ProviderError>(Some(()))
-    };
+    let slow_find = || finds_once_released(&release);
     let (found, back_calls) = tokio::join!(signal.look(Look::IfNew, &woken, &slow_find), async {
         let back_calls = tokio::time::timeout(
             Duration::from_secs(5),
