@@ -15,12 +15,16 @@
 // timed-out test may leave a runtime or child process holding the event loop.
 //
 // The names (and locations) of the tests that failed are repeated at the end
-// of the run, from a second TAP reporter writing to a temporary file: a CI
-// log that shows only the tail of 575 tests still says which one failed.
-// Output on a terminal is the spec reporter's, elsewhere TAP (Node 23+
-// defaults to spec everywhere; naming the reporter keeps CI logs alike).
-const { spawnSync } = require('node:child_process')
-const os = require('node:os')
+// of the run: a CI log that shows only the tail of 575 tests still says which
+// one failed. They are read from a TAP reporter on the child's stdout, a pipe
+// to this process. Not from a reporter writing to a file: --test-force-exit
+// exits as soon as the reporters close, before a file stream has written its
+// last lines, and the list came out short (1 of 2 failures, once in CI).
+// Writes to a pipe are synchronous on Linux, so nothing is lost there.
+// Output is TAP, echoed to stdout (Node 23+ defaults to spec everywhere;
+// naming the reporter keeps CI logs alike); on a terminal, the spec reporter
+// writes to stderr instead and the TAP is only read.
+const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 
@@ -60,7 +64,7 @@ function listTests(dir) {
   return out.sort()
 }
 
-function main(argv) {
+async function main(argv) {
   const [major, minor] = process.versions.node.split('.').map(Number)
   if (major < 20 || (major === 20 && minor < 14)) {
     process.stderr.write(`scripts/test.js: Node ${process.version} lacks --test-force-exit; use Node 20.14+, 22 or 24\n`)
@@ -74,28 +78,34 @@ function main(argv) {
     if (!fs.existsSync(path.resolve(root, f))) throw new Error(`scripts/test.js: no test file ${f}`)
   }
   process.stderr.write(`scripts/test.js: ${files.length} file(s) on Node ${process.version}\n`)
-  const tap = path.join(os.tmpdir(), `duroxide-node-test-${process.pid}.tap`)
+  const terminal = Boolean(process.stdout.isTTY)
   const args = [
     '--test',
     '--test-concurrency=1',
     `--test-timeout=${TEST_TIMEOUT_MS}`,
     '--test-force-exit',
-    `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
-    '--test-reporter-destination=stdout',
+    ...(terminal ? ['--test-reporter=spec', '--test-reporter-destination=stderr'] : []),
     '--test-reporter=tap',
-    `--test-reporter-destination=${tap}`,
+    '--test-reporter-destination=stdout',
     ...files,
   ]
-  try {
-    const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
-    if (run.error) throw run.error
-    const failures = new Failures()
-    if (fs.existsSync(tap)) for (const line of fs.readFileSync(tap, 'utf8').split('\n')) failures.read(line)
-    process.stderr.write(failures.summary())
-    return run.status ?? 1
-  } finally {
-    fs.rmSync(tap, { force: true })
-  }
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['inherit', 'pipe', 'inherit'] })
+  const failures = new Failures()
+  let partial = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (chunk) => {
+    if (!terminal) process.stdout.write(chunk)
+    const lines = (partial + chunk).split('\n')
+    partial = lines.pop()
+    for (const line of lines) failures.read(line)
+  })
+  const status = await new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => resolve(code))
+  })
+  if (partial) failures.read(partial)
+  process.stderr.write(failures.summary())
+  return status ?? 1
 }
 
 /**
@@ -126,6 +136,11 @@ class Failures {
   }
 }
 
-if (require.main === module) process.exitCode = main(process.argv.slice(2))
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => { process.exitCode = code },
+    (err) => { process.stderr.write(`${err.stack ?? err}\n`); process.exitCode = 2 },
+  )
+}
 
 module.exports = { QUICK, listTests, Failures }
