@@ -52,6 +52,11 @@ test('the tests that failed are named again at the end of the run, with their fi
     "const test = require('node:test')",
     "test('passes', () => {})",
     "test.describe('a suite', () => { test('fails inside', () => { throw new Error('boom') }) })",
+    // Node 20's --test-force-exit can end a test file before it has sent
+    // its last few results to the runner, which then never reports them
+    // (3 of 400 in one run): passing tests go last, so what may be lost is
+    // not what this test looks for.
+    "for (let i = 0; i < 10; i++) test(`passes after ${i}`, () => {})",
     '',
   ].join('\n'))
   const { NODE_TEST_CONTEXT: _, ...env } = process.env
