@@ -68,3 +68,27 @@ test('the tests that failed are named again at the end of the run, with their fi
   assert.match(summary, /not ok: a suite \(.*mixed\.test\.js:3:\d+\)/)
   assert.doesNotMatch(summary, /passes/)
 })
+
+test('regression: the failure list has every failure the run reported, not what a reporter file held at exit', (t) => {
+  // The list used to come from a second reporter writing to a file, which
+  // --test-force-exit cut short: of a file's 400 failures, 380 were listed
+  // in most runs. It now comes from the TAP on the child's stdout, so it has
+  // every failure that TAP reports (`# fail N`). Five runs, since the loss
+  // was a race (5 of 6 runs lost some).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dx-runner-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'many.test.js')
+  fs.writeFileSync(file, [
+    "const test = require('node:test')",
+    "for (let i = 0; i < 400; i++) test(`fails ${i}`, () => { throw new Error('boom '.repeat(50)) })",
+    '',
+  ].join('\n'))
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env
+  for (let run = 0; run < 5; run++) {
+    const r = spawnSync(process.execPath, [path.join(root, 'scripts', 'test.js'), file], { env, encoding: 'utf8', timeout: 120000 })
+    assert.equal(r.status, 1, r.stderr)
+    const reported = Number(/^# fail (\d+)$/m.exec(r.stdout)?.[1])
+    assert.ok(reported > 0, r.stdout.slice(-500))
+    assert.match(r.stderr, new RegExp(`^scripts/test\\.js: ${reported} failed`, 'm'), `run ${run}: TAP reported ${reported}`)
+  }
+})
