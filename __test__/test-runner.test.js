@@ -26,29 +26,37 @@ test('the runner lists every test file under __test__, nested ones and .mjs incl
   for (const q of QUICK) assert.ok(files.includes(path.join('__test__', q)), `quick file ${q} exists`)
 })
 
-test('a hung test fails the run after the test timeout instead of stalling it', (t) => {
+/** Writes a test file named `name` (its lines) in a temporary directory, removed after `t`. */
+function fixture(t, name, lines) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dx-runner-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const hung = path.join(dir, 'hung.test.js')
-  // The pending timer keeps the event loop alive, as a runtime left running would.
-  fs.writeFileSync(hung, "require('node:test')('hangs', () => new Promise((resolve) => setTimeout(resolve, 600000)))\n")
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, [...lines, ''].join('\n'))
+  return file
+}
+
+/** Runs scripts/test.js on `file`, as `npm test` would. */
+function runner(file, extraEnv = {}) {
   // NODE_TEST_CONTEXT would make the child think it runs inside this test and skip its files.
   const { NODE_TEST_CONTEXT: _, ...env } = process.env
-  const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'test.js'), hung], {
-    env: { ...env, DUROXIDE_TEST_TIMEOUT_MS: '1000' },
+  return spawnSync(process.execPath, [path.join(root, 'scripts', 'test.js'), file], {
+    env: { ...env, ...extraEnv },
     encoding: 'utf8',
     timeout: 120000,
   })
+}
+
+test('a hung test fails the run after the test timeout instead of stalling it', (t) => {
+  // The pending timer keeps the event loop alive, as a runtime left running would.
+  const hung = fixture(t, 'hung.test.js', ["require('node:test')('hangs', () => new Promise((resolve) => setTimeout(resolve, 600000)))"])
+  const run = runner(hung, { DUROXIDE_TEST_TIMEOUT_MS: '1000' })
   assert.equal(run.error, undefined, 'the run ended on its own')
   assert.equal(run.status, 1, run.stdout + run.stderr)
   assert.match(run.stdout, /cancelled 1|timed out|test timed out/i)
 })
 
 test('the tests that failed are named again at the end of the run, with their files', (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dx-runner-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const file = path.join(dir, 'mixed.test.js')
-  fs.writeFileSync(file, [
+  const file = fixture(t, 'mixed.test.js', [
     "const test = require('node:test')",
     "test('passes', () => {})",
     "test.describe('a suite', () => { test('fails inside', () => { throw new Error('boom') }) })",
@@ -57,10 +65,8 @@ test('the tests that failed are named again at the end of the run, with their fi
     // (3 of 400 in one run): passing tests go last, so what may be lost is
     // not what this test looks for.
     "for (let i = 0; i < 10; i++) test(`passes after ${i}`, () => {})",
-    '',
-  ].join('\n'))
-  const { NODE_TEST_CONTEXT: _, ...env } = process.env
-  const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'test.js'), file], { env, encoding: 'utf8', timeout: 120000 })
+  ])
+  const run = runner(file)
   assert.equal(run.status, 1, run.stdout + run.stderr)
   const summary = run.stderr.slice(run.stderr.indexOf('scripts/test.js: 2 failed'))
   assert.match(summary, /^scripts\/test\.js: 2 failed/, run.stderr)
@@ -75,17 +81,12 @@ test('regression: the failure list has every failure the run reported, not what 
   // in most runs. It now comes from the TAP on the child's stdout, so it has
   // every failure that TAP reports (`# fail N`). Five runs, since the loss
   // was a race (5 of 6 runs lost some).
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dx-runner-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const file = path.join(dir, 'many.test.js')
-  fs.writeFileSync(file, [
+  const file = fixture(t, 'many.test.js', [
     "const test = require('node:test')",
     "for (let i = 0; i < 400; i++) test(`fails ${i}`, () => { throw new Error('boom '.repeat(50)) })",
-    '',
-  ].join('\n'))
-  const { NODE_TEST_CONTEXT: _, ...env } = process.env
+  ])
   for (let run = 0; run < 5; run++) {
-    const r = spawnSync(process.execPath, [path.join(root, 'scripts', 'test.js'), file], { env, encoding: 'utf8', timeout: 120000 })
+    const r = runner(file)
     assert.equal(r.status, 1, r.stderr)
     const reported = Number(/^# fail (\d+)$/m.exec(r.stdout)?.[1])
     assert.ok(reported > 0, r.stdout.slice(-500))
