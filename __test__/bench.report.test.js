@@ -54,3 +54,40 @@ test('bench report: a baseline that failed leaves our numbers in the row and the
   assert.match(out, /RSS 79\.3 MiB after the first 1,000, 100 MiB after the last 1,000 \(×1\.261\); the Rust crate on the same workload failed \(baseline memory on sqlite exited with 1: database is locked\)\./)
   assert.doesNotMatch(out, /NaN|undefined/)
 })
+
+test('bench report: the CPU time and transactions per activity make a second table, for the rows that have them', () => {
+  const out = markdown(
+    [
+      {
+        workload: 'hello', store: 'postgres', n: 200, ours_ms: 390, baseline_ms: 610, ratio: 1.56,
+        ours_cpu_ms_per_activity: 3.6, baseline_cpu_ms_per_activity: 7.2,
+        ours_process_cpu_ms_per_activity: 1.4, baseline_process_cpu_ms_per_activity: 2.9,
+        ours_transactions_per_activity: 7.3, baseline_transactions_per_activity: 13.8,
+      },
+      {
+        workload: 'hello', store: 'sqlite', n: 200, ours_ms: 600, baseline_ms: 1190, ratio: 1.98,
+        ours_cpu_ms_per_activity: 2.1, baseline_cpu_ms_per_activity: 4.4, ours_process_cpu_ms_per_activity: 2.3, baseline_process_cpu_ms_per_activity: 4.3,
+      },
+      { workload: 'idle', store: 'postgres', processes: 1, runtimes: 1, seconds: 10, ours_tps: 7.4, baseline_tps: 1099, ratio: 148.5 },
+    ],
+    run,
+  )
+  assert.match(out, /\| CPU ms, crate \| CPU ms, ours \| transactions, crate \| transactions, ours \|/)
+  assert.match(out, /\| hello: 200 orchestrations × 1 activity \| postgres \| 2\.9 \+ 4\.3 \| 1\.4 \+ 2\.2 \| 13\.8 \| 7\.3 \|/)
+  assert.match(out, /\| hello: 200 orchestrations × 1 activity \| sqlite \| 4\.3 \+ 0\.1 \| 2\.3 \+ 0 \| +\| +\|/)
+  assert.doesNotMatch(out.split('CPU ms, crate')[1], /idle/)
+  assert.doesNotMatch(out, /NaN|undefined/)
+})
+
+test('bench report: a run without those measurements has no second table', () => {
+  const out = markdown([{ workload: 'hello', store: 'sqlite', n: 200, ours_ms: 700, baseline_ms: 800, ratio: 1.14 }], run)
+  assert.doesNotMatch(out, /CPU ms/)
+})
+
+test('bench report: a baseline time that came after failed runs says how many failed', () => {
+  const out = markdown(
+    [{ workload: 'hello', store: 'sqlite', n: 200, ours_ms: 600, baseline_ms: 1190, ratio: 1.98, baseline_failed_runs: 2, baseline_error: 'database is locked' }],
+    run,
+  )
+  assert.match(out, /\| hello: 200 orchestrations × 1 activity \| sqlite \| 1\.19 s \(after 2 failed runs\) \| 0\.60 s \| 1\.98 \|/)
+})

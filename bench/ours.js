@@ -9,7 +9,8 @@
 // spec: { workload, store: 'sqlite' | 'postgres', url, schema?, n, bytes?,
 //         batch?, runtimes?, orchestrationConcurrency, workerConcurrency, pollMs,
 //         oursOptions? (extra RuntimeOptions, for A/B runs of our own settings) }
-// Timed workloads print {"ms": elapsed} on stdout. `idle` starts `runtimes`
+// Timed workloads print {"timed": true} as their timed span starts and
+// {"ms": elapsed} at its end, on stdout. `idle` starts `runtimes`
 // runtimes, prints {"ready": true} and shuts them down when stdin closes.
 // `memory` runs `n` hello orchestrations in batches of `batch` and prints the
 // RSS after the first and after the last batch, and the V8 heap's committed
@@ -58,8 +59,13 @@ function newRuntime(provider) {
   return rt
 }
 
-/** Starts the instances one after another, then waits for each in turn. */
+/**
+ * Starts the instances one after another, then waits for each in turn. The
+ * `{"timed":true}` line tells bench/run.js the timed span starts (it samples
+ * the machine's CPU time there and at the result line).
+ */
 async function runTimed(client, orchestration, inputs, expect, prefix = orchestration) {
+  process.stdout.write('{"timed":true}\n')
   const t0 = performance.now()
   for (let i = 0; i < inputs.length; i++) await client.startOrchestration(`${prefix}-${i}`, orchestration, inputs[i])
   for (let i = 0; i < inputs.length; i++) {

@@ -6,7 +6,8 @@
 //! Usage: `duroxide-bench-baseline '<spec json>'`, where the spec is
 //! `{ workload, store: "sqlite" | "postgres", url, schema?, n, bytes?, runtimes?,
 //!    orchestrationConcurrency, workerConcurrency, pollMs }`.
-//! Timed workloads print `{"ms": <elapsed>}` on stdout; `memory` (hello in
+//! Timed workloads print `{"timed": true}` as their timed span starts and
+//! `{"ms": <elapsed>}` at its end, on stdout; `memory` (hello in
 //! batches of `batch`) prints `{"rssFirstMb", "rssLastMb", "ms"}`. `idle` starts
 //! `runtimes` runtimes, prints `{"ready": true}`, and shuts them down when
 //! stdin closes.
@@ -127,6 +128,8 @@ async fn run_timed_as(
     expect: impl Fn(&str) -> bool,
 ) -> Result<f64, AnyError> {
     let count = inputs.len();
+    // bench/run.js samples the machine's CPU time here and at the result line.
+    println!("{{\"timed\":true}}");
     let t0 = Instant::now();
     for (i, input) in inputs.into_iter().enumerate() {
         client
