@@ -105,11 +105,20 @@ function processCpuMs(pid) {
   }
 }
 
+/** CPU time so far of the machine and of process `pid`, in ms. */
+const cpuNow = (pid) => ({ machine: busyCpuMs(), process: processCpuMs(pid) })
+
+/** `to - from` for each of cpuNow's readings; a reading that failed is null. */
+function cpuSpent(from, to) {
+  const spent = (a, b) => (a === null || b === null ? null : b - a)
+  return { machine: spent(from.machine, to.machine), process: spent(from.process, to.process) }
+}
+
 /**
  * Starts one side's program on a spec; `lines` collects its stdout lines
- * other than the `{"timed":true}` mark, and `cpu` the busy CPU time, of the
- * machine (`ms`) and of the program itself (`processMs`), from that mark to
- * the next line (the result).
+ * other than the `{"timed":true}` mark, and `cpu.spent` the CPU time of the
+ * machine and of the program itself from that mark to the next line (the
+ * result).
  */
 function launch(side, spec) {
   const env = { ...process.env, DUROXIDE_PG_POOL_MAX: String(PG_POOL_MAX) }
@@ -118,7 +127,7 @@ function launch(side, spec) {
       ? spawn(process.execPath, ['--expose-gc', OURS, JSON.stringify(spec)], { env, stdio: ['pipe', 'pipe', 'pipe'] })
       : spawn(BASELINE, [JSON.stringify(spec)], { env, stdio: ['pipe', 'pipe', 'pipe'] })
   const lines = []
-  const cpu = { from: null, ms: null, processFrom: null, processMs: null }
+  const cpu = { from: null, spent: null }
   const stderrTail = []
   let partial = ''
   child.stdout.on('data', (chunk) => {
@@ -126,14 +135,10 @@ function launch(side, spec) {
     partial = parts.pop()
     for (const line of parts.filter(Boolean)) {
       if (line === '{"timed":true}') {
-        cpu.from = busyCpuMs()
-        cpu.processFrom = processCpuMs(child.pid)
+        cpu.from = cpuNow(child.pid)
         continue
       }
-      if (cpu.from !== null && cpu.ms === null) {
-        cpu.ms = busyCpuMs() - cpu.from
-        cpu.processMs = processCpuMs(child.pid) - cpu.processFrom
-      }
+      if (cpu.from !== null && cpu.spent === null) cpu.spent = cpuSpent(cpu.from, cpuNow(child.pid))
       lines.push(line)
     }
   })
@@ -164,9 +169,10 @@ function brief(err) {
 
 /**
  * Runs one timed (or memory) measurement on a fresh store; returns the
- * child's result object, with `cpuMs` (the machine's busy CPU time over the
- * timed span; Linux) and, on Postgres, `transactions` (the server's over the
- * child's whole life, its store set-up included).
+ * child's result object, with `cpuMs` and `processCpuMs` (the busy CPU time
+ * of the machine and of the child over the timed span; Linux) and, on
+ * Postgres, `transactions` (the server's over the child's whole life, its
+ * store set-up included).
  */
 async function measure(side, c, pg) {
   const store = c.store === 'sqlite' ? sqliteStore() : pg.store()
@@ -176,8 +182,8 @@ async function measure(side, c, pg) {
     run.child.stdin.end()
     await run.exited
     const result = JSON.parse(run.lines[run.lines.length - 1])
-    if (run.cpu.ms !== null && !Number.isNaN(run.cpu.ms)) result.cpuMs = run.cpu.ms
-    if (run.cpu.processMs !== null && !Number.isNaN(run.cpu.processMs)) result.processCpuMs = run.cpu.processMs
+    if (run.cpu.spent?.machine != null) result.cpuMs = run.cpu.spent.machine
+    if (run.cpu.spent?.process != null) result.processCpuMs = run.cpu.spent.process
     if (before !== null) {
       // A server backend reports its counts as it exits, just after the child's connections close.
       await sleep(200)
