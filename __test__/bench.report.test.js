@@ -91,3 +91,10 @@ test('bench report: a baseline time that came after failed runs says how many fa
   )
   assert.match(out, /\| hello: 200 orchestrations × 1 activity \| sqlite \| 1\.19 s \(after 2 failed runs\) \| 0\.60 s \| 1\.98 \|/)
 })
+
+test('bench report: with the default repeats the header says which workloads are medians and of how many runs', () => {
+  const repeat = { hello: 3, chain: 3, fanout: 3, payload: 3, idle: 1, memory: 1 }
+  const out = markdown([{ workload: 'hello', store: 'sqlite', n: 200, ours_ms: 700, baseline_ms: 800, ratio: 1.14 }], { ...run, repeat })
+  assert.match(out, /Numbers from one `npm run bench` \(hello, chain, fanout, payload: the median of 3 runs; idle, memory: one run\), both sides/)
+  assert.doesNotMatch(out, /All numbers|NaN|undefined|\[object Object\]/)
+})

@@ -66,13 +66,30 @@ function workTable(results) {
   ]
 }
 
+/**
+ * What each number is, in runs of one `npm run bench`: `repeat` is
+ * `--repeat`'s count for every workload, or bench/run.js's DEFAULT_REPEAT
+ * (workload -> count).
+ */
+function runsPhrase(repeat, command) {
+  if (typeof repeat === 'number') {
+    return repeat === 1 ? `All numbers are from one run of ${command}` : `All numbers are medians of ${repeat} runs of ${command}`
+  }
+  const byCount = new Map()
+  for (const [workload, n] of Object.entries(repeat)) byCount.set(n, [...(byCount.get(n) || []), workload])
+  const parts = [...byCount]
+    .sort(([a], [b]) => b - a)
+    .map(([n, workloads]) => `${workloads.join(', ')}: ${n === 1 ? 'one run' : `the median of ${n} runs`}`)
+  return `Numbers from one ${command} (${parts.join('; ')})`
+}
+
 /** `results`: the JSON lines of one run; `run`: describeRun() of bench/run.js. */
 function markdown(results, run) {
   const timed = results.filter((r) => r.workload !== 'memory' || r.error)
   const memory = results.filter((r) => r.workload === 'memory' && !r.error)
   const out = [
     `Measured ${run.date} on ${run.machine}; ${run.software}; ${run.build}.`,
-    `${run.repeat === 1 ? 'All numbers are from one run' : `All numbers are medians of ${run.repeat} runs`} of \`npm run bench${run.quick ? ' -- --quick' : ''}\`, ` +
+    `${runsPhrase(run.repeat, `\`npm run bench${run.quick ? ' -- --quick' : ''}\``)}, ` +
       `both sides with ${run.options}, alternating which side runs first.`,
     '',
     '| workload | store | Rust crate | duroxide-node | ratio | per step, crate / ours |',

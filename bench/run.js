@@ -8,7 +8,8 @@
 //   npm run bench -- chain hello               # only these workloads
 //   npm run bench -- --quick                   # small counts, for smoke-testing
 //   npm run bench -- --store sqlite            # one store only
-//   npm run bench -- --repeat 3                # medians of 3 pairs
+//   npm run bench -- --repeat 5                # medians of 5 pairs of every workload
+//                                              # (default: DEFAULT_REPEAT)
 //   npm run bench -- --markdown                # the README table on stdout (JSON lines to stderr)
 //   npm run bench -- --ours-options '{"maxConcurrentOrchestrationFetches":4}'
 //                                              # extra RuntimeOptions for our side (A/B runs)
@@ -51,12 +52,21 @@ const EXTRA = {
   'timing-shutdown': ['timing-shutdown.js'],
 }
 
+/**
+ * Pairs run per case unless `--repeat` says otherwise. A timed workload's
+ * single run moves by about ±20% on a shared host (the crate's own hello
+ * has taken 0.6 to 1.3 s on one machine), and a run of hello or chain 100 is
+ * under a second, so they report the median of three pairs; idle (10 s a
+ * side) and memory (minutes a side) are steady enough in one.
+ */
+const DEFAULT_REPEAT = Object.freeze({ hello: 3, chain: 3, fanout: 3, payload: 3, idle: 1, memory: 1 })
+
 function both(params) {
   return [{ store: 'sqlite', ...params }, { store: 'postgres', ...params }]
 }
 
 function parseArgs(argv) {
-  const args = { workloads: [], quick: false, markdown: false, repeat: 1, store: null, build: true, oursOptions: undefined }
+  const args = { workloads: [], quick: false, markdown: false, repeat: null, store: null, build: true, oursOptions: undefined }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--quick') args.quick = true
@@ -68,7 +78,7 @@ function parseArgs(argv) {
     else if (a in SUITE || a in EXTRA) args.workloads.push(a)
     else throw new Error(`unknown argument '${a}'; workloads: ${[...Object.keys(SUITE), ...Object.keys(EXTRA)].join(', ')}; flags: --quick --markdown --no-build --repeat N --store sqlite|postgres --ours-options JSON`)
   }
-  if (!Number.isInteger(args.repeat) || args.repeat < 1) throw new Error('--repeat must be an integer >= 1')
+  if (args.repeat !== null && (!Number.isInteger(args.repeat) || args.repeat < 1)) throw new Error('--repeat must be an integer >= 1')
   if (args.store && args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got '${args.store}'`)
   if (args.workloads.length === 0) args.workloads = Object.keys(SUITE)
   return args
@@ -267,7 +277,7 @@ function resultLine(c, got) {
   const params = { ...c }
   delete params.workload
   delete params.store
-  const line = { workload: c.workload, store: c.store, ...params }
+  const line = { workload: c.workload, store: c.store, ...params, runs: got.ours.length }
   // A baseline that failed every run: ours alone, and no ratio.
   const noBaseline = got.baseline.length === 0
   if (noBaseline) got.baseline = [{ rssFirstMb: NaN, rssLastMb: NaN, ms: NaN }]
@@ -383,7 +393,7 @@ function describeRun(args, pg) {
     machine: `${cpus.length} × ${cpus[0] ? cpus[0].model.trim() : 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}`,
     software: `Node ${process.version}, ${rustc}, Postgres ${pg ? pg.version() : 'n/a'}`,
     build: `release, commit ${commit || 'unknown'}`,
-    repeat: args.repeat,
+    repeat: args.repeat ?? DEFAULT_REPEAT,
     quick: args.quick,
     options: `${COMMON.orchestrationConcurrency} orchestration / ${COMMON.workerConcurrency} worker slots, ${COMMON.pollMs} ms poll, Postgres pool ${PG_POOL_MAX}`,
   }
@@ -415,7 +425,7 @@ async function main() {
       log(`${c.workload} on ${c.store} ${JSON.stringify(c)}`)
       let line
       try {
-        line = resultLine(c, await pair(c, i, args.repeat, pg))
+        line = resultLine(c, await pair(c, i, args.repeat ?? DEFAULT_REPEAT[c.workload], pg))
       } catch (err) {
         // One side crashing (the crate's SQLite store once failed an
         // orchestration with "database is locked") costs its row, not the
