@@ -68,8 +68,8 @@ function workTable(results) {
 
 /**
  * What each number is, in runs of one `npm run bench`: `repeat` is
- * `--repeat`'s count for every workload, or bench/run.js's DEFAULT_REPEAT
- * (workload -> count).
+ * `--repeat`'s count for every workload, or workload -> count from
+ * bench/run.js's `defaultRepeat`.
  */
 function runsPhrase(repeat, command) {
   if (typeof repeat === 'number') {

@@ -9,7 +9,7 @@
 //   npm run bench -- --quick                   # small counts, for smoke-testing
 //   npm run bench -- --store sqlite            # one store only
 //   npm run bench -- --repeat 5                # medians of 5 pairs of every workload
-//                                              # (default: DEFAULT_REPEAT)
+//                                              # (default: defaultRepeat)
 //   npm run bench -- --markdown                # the README table on stdout (JSON lines to stderr)
 //   npm run bench -- --ours-options '{"maxConcurrentOrchestrationFetches":4}'
 //                                              # extra RuntimeOptions for our side (A/B runs)
@@ -53,13 +53,13 @@ const EXTRA = {
 }
 
 /**
- * Pairs run per case unless `--repeat` says otherwise. A timed workload's
- * single run moves by about ±20% on a shared host (the crate's own hello
- * has taken 0.6 to 1.3 s on one machine), and a run of hello or chain 100 is
- * under a second, so they report the median of three pairs; idle (10 s a
- * side) and memory (minutes a side) are steady enough in one.
+ * Pairs run per case of `workload` unless `--repeat` says otherwise. A timed
+ * workload's single run moves by about ±20% on a shared host (the crate's
+ * own hello has taken 0.6 to 1.3 s on one machine), and a run of hello or
+ * chain 100 is under a second, so they report the median of three pairs;
+ * idle (10 s a side) and memory (minutes a side) are steady enough in one.
  */
-const DEFAULT_REPEAT = Object.freeze({ hello: 3, chain: 3, fanout: 3, payload: 3, idle: 1, memory: 1 })
+const defaultRepeat = (workload) => (workload === 'idle' || workload === 'memory' ? 1 : 3)
 
 function both(params) {
   return [{ store: 'sqlite', ...params }, { store: 'postgres', ...params }]
@@ -393,7 +393,7 @@ function describeRun(args, pg) {
     machine: `${cpus.length} × ${cpus[0] ? cpus[0].model.trim() : 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}`,
     software: `Node ${process.version}, ${rustc}, Postgres ${pg ? pg.version() : 'n/a'}`,
     build: `release, commit ${commit || 'unknown'}`,
-    repeat: args.repeat ?? DEFAULT_REPEAT,
+    repeat: args.repeat ?? Object.fromEntries(Object.keys(SUITE).map((w) => [w, defaultRepeat(w)])),
     quick: args.quick,
     options: `${COMMON.orchestrationConcurrency} orchestration / ${COMMON.workerConcurrency} worker slots, ${COMMON.pollMs} ms poll, Postgres pool ${PG_POOL_MAX}`,
   }
@@ -425,7 +425,7 @@ async function main() {
       log(`${c.workload} on ${c.store} ${JSON.stringify(c)}`)
       let line
       try {
-        line = resultLine(c, await pair(c, i, args.repeat ?? DEFAULT_REPEAT[c.workload], pg))
+        line = resultLine(c, await pair(c, i, args.repeat ?? defaultRepeat(c.workload), pg))
       } catch (err) {
         // One side crashing (the crate's SQLite store once failed an
         // orchestration with "database is locked") costs its row, not the
