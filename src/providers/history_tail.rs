@@ -142,8 +142,9 @@ pub(crate) async fn over(
     pool: &PgPool,
     schema: &str,
     kept: Arc<KeptConnections>,
+    ack: &str,
 ) -> (Arc<dyn Provider>, Option<Ridden>) {
-    match HistoryTail::install(pool, schema, kept).await {
+    match HistoryTail::install(pool, schema, kept, ack).await {
         Ok(Some(layer)) => {
             let layer = Arc::new(layer);
             let ridden = Ridden(layer.clone());
@@ -220,6 +221,7 @@ impl HistoryTail {
         pool: &PgPool,
         schema: &str,
         kept: Arc<KeptConnections>,
+        ack: &str,
     ) -> Result<Option<Self>, sqlx::Error> {
         let Some(function) = sql::install(pool, schema).await? else {
             return Ok(None);
@@ -235,12 +237,12 @@ impl HistoryTail {
                 sql::install_worker_ride(pool, schema, &function)
                     .await
                     .unwrap_or_else(or_none),
-                sql::install_turn_ride(pool, schema)
+                sql::install_turn_ride(pool, schema, ack)
                     .await
                     .unwrap_or_else(or_none),
                 match std::env::var("DUROXIDE_NODE_NEXT_TURN_RIDES").as_deref() {
                     Ok("off") => None,
-                    _ => sql::install_next_turn_ride(pool, schema, &function)
+                    _ => sql::install_next_turn_ride(pool, schema, &function, ack)
                         .await
                         .unwrap_or_else(or_none),
                 },

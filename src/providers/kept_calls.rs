@@ -6,8 +6,9 @@
 //! layer, one per provider, under the tail-fetch layer, calls the same stored
 //! functions with the same arguments (`pg_packing.rs`) on the provider's kept
 //! connections: `enqueue_orchestrator_work` for items bound for the
-//! orchestrator queue, `ack_orchestration_item` for turns, `ack_worker` for
-//! activity results. The queue and lock logic stays the crate's.
+//! orchestrator queue, `ack_orchestration_item` for turns (or ours derived
+//! from it, `turn_ack_sql.rs`), `ack_worker` for activity results. The
+//! queue and lock logic stays the crate's.
 //!
 //! Errors come out as the crate's own call would give them: a lock that is
 //! gone is the crate's permanent "Invalid lock token" / "Worker queue item
@@ -46,17 +47,16 @@ pub(crate) struct KeptCalls {
 
 impl KeptCalls {
     /// `schema` is the store's, validated as a plain identifier at connect
-    /// time.
-    fn new(kept: Arc<KeptConnections>, schema: &str) -> Self {
+    /// time; `ack` the qualified name of the turn ack to call (the crate's or
+    /// ours, `turn_ack_sql.rs`).
+    fn new(kept: Arc<KeptConnections>, schema: &str, ack: &str) -> Self {
         Self {
             kept,
             enqueue: format!(
                 "SELECT {schema}.enqueue_orchestrator_work($1, $2, TO_TIMESTAMP($3 / 1000.0), \
                  NULL, NULL, NULL)"
             ),
-            ack_turn: format!(
-                "SELECT {schema}.ack_orchestration_item($1, $2, $3, $4, $5, $6, $7, $8)"
-            ),
+            ack_turn: format!("SELECT {ack}($1, $2, $3, $4, $5, $6, $7, $8)"),
             ack_worker: ack_worker_statement(schema),
             crate_calls: AtomicU64::new(0),
         }
@@ -77,13 +77,14 @@ pub(crate) fn ack_worker_statement(schema: &str) -> String {
     )
 }
 
-/// `store` with its acks and enqueues on `kept`.
+/// `store` with its acks and enqueues on `kept`, turns acked by `ack`.
 pub(crate) fn over(
     store: Arc<dyn Provider>,
     kept: Arc<KeptConnections>,
     schema: &str,
+    ack: &str,
 ) -> Arc<dyn Provider> {
-    Stacked::over(KeptCalls::new(kept, schema), store)
+    Stacked::over(KeptCalls::new(kept, schema, ack), store)
 }
 
 /// How a call of ours that failed ends: `Err` for a terminated session (the

@@ -14,6 +14,10 @@
 //!   history this process does not hold, under the retry layer;
 //!   `history_tail/ride.rs`: acks that also fetch the next item of the
 //!   queue they feed.
+//! - `turn_ack_sql.rs`: the turn ack derived from the crate's with fewer
+//!   statements, which the kept-connection acks and the rides call;
+//!   `derived_functions.rs`: naming and installing the functions derived
+//!   from the crate's.
 //! - `descriptors.rs`: a runtime's per-activity history read, answered from
 //!   what its own turn knew.
 //!
@@ -23,6 +27,7 @@
 //! client adds its call deadline (`client/bounded.rs`).
 
 pub(crate) mod call_policy;
+mod derived_functions;
 pub(crate) mod descriptors;
 pub(crate) mod history_tail;
 pub(crate) mod kept;
@@ -37,6 +42,7 @@ pub(crate) mod scratch;
 pub(crate) mod sqlite;
 mod sqlite_retry;
 mod sqlite_writer;
+pub(crate) mod turn_ack_sql;
 pub(crate) mod wakeup;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -220,9 +220,14 @@ async fn stacked(provider: PostgresProvider, may_install: bool) -> NativeProvide
     let schema = provider.schema_name().to_string();
     let kept = Arc::new(KeptConnections::new(pool.clone()));
     let store: Arc<dyn duroxide::providers::Provider> = Arc::new(provider);
-    let store = super::kept_calls::over(store, kept.clone(), &schema);
+    let ack = if may_install {
+        super::turn_ack_sql::install(&pool, &schema).await
+    } else {
+        super::turn_ack_sql::crate_ack(&schema)
+    };
+    let store = super::kept_calls::over(store, kept.clone(), &schema, &ack);
     let (store, ridden) = if may_install {
-        super::history_tail::over(store, &pool, &schema, kept.clone()).await
+        super::history_tail::over(store, &pool, &schema, kept.clone(), &ack).await
     } else {
         (store, None)
     };

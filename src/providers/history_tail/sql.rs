@@ -9,6 +9,8 @@
 
 use sqlx::PgPool;
 
+use crate::providers::derived_functions::{exists, fingerprint, install_once, quote_ident};
+
 /// The plan setting of every function we install. Postgres re-plans a
 /// statement of a PL/pgSQL function on every call while its custom plans
 /// look cheaper than the generic one, and the queue scans of both fetches
@@ -193,17 +195,6 @@ fn candidates_by_key(def: &str) -> Option<String> {
     Some(def)
 }
 
-/// FNV-1a: a name that is the same in every process for the same text.
-fn fingerprint(text: &str) -> u32 {
-    text.bytes().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
-}
-
-fn quote_ident(ident: &str) -> String {
-    format!("\"{}\"", ident.replace('"', "\"\""))
-}
-
 /// Our function's definition from the crate's, named after its own text
 /// (a changed derivation or crate function is another function), trying
 /// instance locks when `tries` ([`try_locks`]); `None` when an anchor is
@@ -340,30 +331,30 @@ pub(super) async fn install_worker_ride(
     .await
 }
 
-/// The crate's turn ack as a ride's first call, on the arguments the rides
-/// declare first (`p_lock_token` .. `p_cancelled_activities`, packed as
-/// `pg_packing.rs` packs them); `None` when the schema has no such function.
-async fn turn_ack(pool: &PgPool, schema: &str) -> Result<Option<String>, sqlx::Error> {
-    let s = quote_ident(schema);
-    let ack =
-        format!("{s}.ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)");
-    Ok(exists(pool, &ack).await?.then(|| {
+/// The turn ack `ack` (the crate's `ack_orchestration_item` or ours,
+/// `turn_ack_sql.rs`, by qualified name) as a ride's first call, on the
+/// arguments the rides declare first (`p_lock_token` ..
+/// `p_cancelled_activities`, packed as `pg_packing.rs` packs them); `None`
+/// when the schema has no such function.
+async fn turn_ack(pool: &PgPool, ack: &str) -> Result<Option<String>, sqlx::Error> {
+    let signature = format!("{ack}(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)");
+    Ok(exists(pool, &signature).await?.then(|| {
         format!(
-            "{s}.ack_orchestration_item(p_lock_token, p_now_ms, p_execution_id, \
-             p_history_delta, p_worker_items, p_orchestrator_items, p_metadata, \
-             p_cancelled_activities)"
+            "{ack}(p_lock_token, p_now_ms, p_execution_id, p_history_delta, p_worker_items, \
+             p_orchestrator_items, p_metadata, p_cancelled_activities)"
         )
     }))
 }
 
-/// A turn's ack that also fetches a worker item: the crate's
-/// `ack_orchestration_item`, then its `fetch_work_item` for items of no
-/// session (any slot may run those); `None` when either is missing.
+/// A turn's ack that also fetches a worker item: the turn ack `ack`, then
+/// the crate's `fetch_work_item` for items of no session (any slot may run
+/// those); `None` when either is missing.
 pub(super) async fn install_turn_ride(
     pool: &PgPool,
     schema: &str,
+    ack: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    let Some(first) = turn_ack(pool, schema).await? else {
+    let Some(first) = turn_ack(pool, ack).await? else {
         return Ok(None);
     };
     Ride {
@@ -388,14 +379,15 @@ pub(super) async fn install_turn_ride(
 }
 
 /// A turn's ack that also fetches the next turn for the slot that acked
-/// (it fetches again at once): the crate's `ack_orchestration_item`, then
-/// the tail fetch; `None` when the ack is missing.
+/// (it fetches again at once): the turn ack `ack`, then the tail fetch;
+/// `None` when the ack is missing.
 pub(super) async fn install_next_turn_ride(
     pool: &PgPool,
     schema: &str,
     tail: &str,
+    ack: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    let Some(first) = turn_ack(pool, schema).await? else {
+    let Some(first) = turn_ack(pool, ack).await? else {
         return Ok(None);
     };
     Ride {
@@ -496,31 +488,6 @@ pub(super) async fn install_async_work_fetch(
     }
     .install(pool, schema)
     .await
-}
-
-async fn exists(pool: &PgPool, signature: &str) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT to_regprocedure($1) IS NOT NULL")
-        .bind(signature)
-        .fetch_one(pool)
-        .await
-}
-
-/// Creates `def` unless `name` with `args` exists. Processes starting
-/// together would otherwise race on the catalog row; the lock makes the
-/// second replace the first's equal text.
-async fn install_once(
-    pool: &PgPool,
-    name: &str,
-    args: &str,
-    def: &str,
-    lock: &str,
-) -> Result<(), sqlx::Error> {
-    if !exists(pool, &format!("{name}{args}")).await? {
-        let script =
-            format!("BEGIN; SELECT pg_advisory_xact_lock(hashtext('{lock}')); {def}; COMMIT;");
-        sqlx::raw_sql(&script).execute(pool).await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

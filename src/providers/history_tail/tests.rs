@@ -46,10 +46,15 @@ impl Layered {
         let pool = pg.pool().clone();
         let pg: Arc<dyn Provider> = Arc::new(pg);
         let layer = Arc::new(
-            HistoryTail::install(&pool, schema, kept(&pool))
-                .await
-                .unwrap()
-                .expect("the tail fetch derives from this duroxide-pg's fetch"),
+            HistoryTail::install(
+                &pool,
+                schema,
+                kept(&pool),
+                &crate::providers::turn_ack_sql::install(&pool, schema).await,
+            )
+            .await
+            .unwrap()
+            .expect("the tail fetch derives from this duroxide-pg's fetch"),
         );
         let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
         Self {

@@ -39,9 +39,11 @@ impl Schema {
             .unwrap();
         let pool = pg.pool().clone();
         let pg: Arc<dyn Provider> = Arc::new(pg);
+        let ack = crate::providers::turn_ack_sql::install(&pool, &name).await;
         let layer = Arc::new(KeptCalls::new(
             Arc::new(KeptConnections::new(pool.clone())),
             &name,
+            &ack,
         ));
         let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
         Self {

@@ -13,7 +13,9 @@ use sqlx::PgPool;
 use super::super::tests::kept;
 use super::super::HistoryTail;
 use super::*;
+use crate::providers::derived_functions::fingerprint;
 use crate::providers::layer::Stacked;
+use crate::providers::turn_ack_sql;
 
 #[test]
 fn a_definition_without_the_anchors_is_not_derived() {
@@ -49,10 +51,15 @@ impl Schema {
         let pool = pg.pool().clone();
         let pg: Arc<dyn Provider> = Arc::new(pg);
         let layer = Arc::new(
-            HistoryTail::install(&pool, &name, kept(&pool))
-                .await
-                .unwrap()
-                .unwrap(),
+            HistoryTail::install(
+                &pool,
+                &name,
+                kept(&pool),
+                &turn_ack_sql::install(&pool, &name).await,
+            )
+            .await
+            .unwrap()
+            .unwrap(),
         );
         let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
         let client = Client::new(pg);
