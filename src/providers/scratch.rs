@@ -1,6 +1,6 @@
-//! Unit-test fixtures for layers of the stack: a SQLite file of their own
-//! with one instance started, and a layer that counts the history reads
-//! reaching the store. (duroxide's in-memory store is one shared-cache
+//! Unit-test fixtures for layers of the stack: the Postgres server's URL, a
+//! SQLite file of their own with one instance started, and a layer that
+//! counts the history reads reaching the store. (duroxide's in-memory store is one shared-cache
 //! database, whose table locks would make tests running in parallel fail
 //! each other's calls.)
 
@@ -15,6 +15,12 @@ use duroxide::{Client, Event, EventKind};
 
 use super::layer::{Layer, Stacked};
 use super::Backend;
+
+/// The Postgres server tests use: `DATABASE_URL`, or the local one.
+pub(crate) fn database_url() -> String {
+    std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
+}
 
 /// A store on a SQLite file of its own, removed when dropped.
 pub(crate) struct Scratch {

@@ -16,17 +16,13 @@ use duroxide_pg::PostgresProvider;
 use super::HistoryTail;
 use crate::providers::kept::KeptConnections;
 use crate::providers::layer::Stacked;
+use crate::providers::scratch::database_url as url;
 
 const WAIT: Duration = Duration::from_secs(60);
 
 /// The layer's connections, as a provider's stack shares them.
 pub(super) fn kept(pool: &sqlx::PgPool) -> Arc<KeptConnections> {
     Arc::new(KeptConnections::new(pool.clone()))
-}
-
-fn url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// The layer over the plain store, on a schema of its own named `schema`.

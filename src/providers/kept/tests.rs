@@ -6,11 +6,7 @@ use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 
 use super::{KeptConnections, LINGER};
-
-fn url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
-}
+use crate::providers::scratch::database_url as url;
 
 async fn pool(max: u32) -> PgPool {
     PgPoolOptions::new()

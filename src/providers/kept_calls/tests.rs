@@ -16,11 +16,7 @@ use duroxide_pg::PostgresProvider;
 use super::{KeptCalls, KeptConnections};
 use crate::provider_errors::ProviderFault;
 use crate::providers::layer::Stacked;
-
-fn url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
-}
+use crate::providers::scratch::database_url as url;
 
 /// The crate's store and the layer over it, on a schema of their own.
 struct Schema {

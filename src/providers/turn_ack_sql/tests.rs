@@ -1,6 +1,9 @@
 //! The derived turn ack against the crate's on real Postgres schemas.
 
+use serde_json::{json, Value};
+
 use super::*;
+use crate::providers::scratch::database_url as url;
 
 #[test]
 fn a_definition_without_the_crate_blocks_is_not_derived() {
@@ -16,11 +19,6 @@ fn blocks_match_whole_words_across_any_white_space() {
     let text = "x ELSIF a  b\n  c; IF a b\tc;";
     assert_eq!(find_folded(text, "IF a b c;"), vec![(18, 27)]);
     assert!(find_folded("IF a bc;", "IF a b").is_empty());
-}
-
-fn url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// A schema of its own, migrated by duroxide-pg, with our ack installed;
@@ -57,144 +55,98 @@ const NOW_MS: i64 = 1_700_000_000_000;
 struct Turn {
     instance: &'static str,
     execution: i64,
-    history: serde_json::Value,
-    worker: serde_json::Value,
-    orchestrator: serde_json::Value,
-    metadata: serde_json::Value,
+    history: Value,
+    worker: Value,
+    orchestrator: Value,
+    metadata: Value,
 }
 
-fn event(id: i64, kind: &str) -> serde_json::Value {
-    serde_json::json!({ "event_id": id, "event_type": kind, "event_data": format!("{{\"{kind}\":{id}}}") })
+/// A turn of `instance` that appends `events` (id, type) and writes
+/// `metadata`, scheduling nothing.
+fn turn(instance: &'static str, execution: i64, events: &[(i64, &str)], metadata: Value) -> Turn {
+    let history = events.iter().map(|(id, kind)| {
+        json!({ "event_id": id, "event_type": kind, "event_data": format!("{{\"{kind}\":{id}}}") })
+    });
+    Turn {
+        instance,
+        execution,
+        history: Value::Array(history.collect()),
+        worker: json!([]),
+        orchestrator: json!([]),
+        metadata,
+    }
 }
 
-fn activity(instance: &str, execution: i64, id: i64) -> serde_json::Value {
-    serde_json::json!({ "ActivityExecute": { "instance": instance, "execution_id": execution, "id": id, "name": "A", "input": "1", "session_id": null, "tag": null } })
+impl Turn {
+    fn worker(self, item: Value) -> Self {
+        Self {
+            worker: json!([item]),
+            ..self
+        }
+    }
+
+    fn orchestrator(self, item: Value) -> Self {
+        Self {
+            orchestrator: json!([item]),
+            ..self
+        }
+    }
+}
+
+/// A first turn's metadata: it pins a version and sets a custom status.
+fn started(parent: Option<&str>) -> Value {
+    json!({ "orchestration_name": "O", "orchestration_version": "1.0.0", "status": null, "output": null,
+            "parent_instance_id": parent, "pinned_duroxide_version": { "major": 0, "minor": 1, "patch": 32 },
+            "custom_status_action": "set", "custom_status_value": "busy", "kv_mutations": [] })
+}
+
+/// A terminal turn's metadata, with its key-value changes.
+fn ended(status: &str, output: &str, kv: Value) -> Value {
+    json!({ "orchestration_name": null, "orchestration_version": null, "status": status, "output": output,
+            "parent_instance_id": null, "pinned_duroxide_version": null,
+            "custom_status_action": null, "custom_status_value": null, "kv_mutations": kv })
 }
 
 /// The turns of a few instances, each first turn to last: a start that
-/// pins a version, sets a custom status and schedules work; a completion
-/// with key-values; a failure; a continue-as-new and the next execution's
-/// start (the instance row exists); a sub-orchestration whose later turn
-/// names another parent (the first stays); key-values cleared on a second
-/// terminal execution.
+/// schedules an activity and a completion that sets key-values; a failure
+/// with none; a continue-as-new and the next execution's start (the
+/// instance row exists) and completion, which clears all key-values; a
+/// sub-orchestration whose later turn names another parent (the first
+/// stays) and whose completion clears a key it never set.
 fn turns() -> Vec<Turn> {
-    use serde_json::json;
-    let started = |parent: Option<&str>| {
-        json!({ "orchestration_name": "O", "orchestration_version": "1.0.0", "status": null, "output": null,
-                "parent_instance_id": parent, "pinned_duroxide_version": { "major": 0, "minor": 1, "patch": 32 },
-                "custom_status_action": "set", "custom_status_value": "busy", "kv_mutations": [] })
-    };
-    let ended = |status: &str, output: &str, kv: serde_json::Value| {
-        json!({ "orchestration_name": null, "orchestration_version": null, "status": status, "output": output,
-                "parent_instance_id": null, "pinned_duroxide_version": null,
-                "custom_status_action": null, "custom_status_value": null, "kv_mutations": kv })
-    };
-    let none = || json!([]);
+    let activity = json!({ "ActivityExecute": { "instance": "a", "execution_id": 1, "id": 2, "name": "A",
+                                                "input": "1", "session_id": null, "tag": null } });
+    let kv_a = json!([{ "action": "set", "key": "k", "value": "v" },
+                      { "action": "set", "key": "j", "value": "w", "last_updated_at_ms": 5 }]);
+    let next = json!({ "ContinueAsNew": { "instance": "c", "orchestration": "O", "input": "2", "version": "1.0.0" } });
+    let kv_c1 = json!([{ "action": "set", "key": "k", "value": "1" }]);
+    let kv_c2 = json!([{ "action": "clear_all" }, { "action": "set", "key": "n", "value": "2" }]);
+    let to_parent = json!({ "SubOrchCompleted": { "parent_instance": "p", "parent_execution_id": 1,
+                                                   "parent_id": 1, "result": "r" } });
+    let kv_d = json!([{ "action": "clear_key", "key": "x" }]);
     vec![
-        Turn {
-            instance: "a",
-            execution: 1,
-            history: json!([event(1, "Started"), event(2, "Scheduled")]),
-            worker: json!([activity("a", 1, 2)]),
-            orchestrator: none(),
-            metadata: started(None),
-        },
-        Turn {
-            instance: "a",
-            execution: 1,
-            history: json!([event(3, "Completed"), event(4, "Done")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: ended(
-                "Completed",
-                "\"out\"",
-                json!([{ "action": "set", "key": "k", "value": "v" }, { "action": "set", "key": "j", "value": "w", "last_updated_at_ms": 5 }]),
-            ),
-        },
-        Turn {
-            instance: "b",
-            execution: 1,
-            history: json!([event(1, "Started")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: started(None),
-        },
-        Turn {
-            instance: "b",
-            execution: 1,
-            history: json!([event(2, "Failed")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: ended("Failed", "boom", none()),
-        },
-        Turn {
-            instance: "c",
-            execution: 1,
-            history: json!([event(1, "Started")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: started(None),
-        },
-        Turn {
-            instance: "c",
-            execution: 1,
-            history: json!([event(2, "ContinuedAsNew")]),
-            worker: none(),
-            orchestrator: json!([{ "ContinueAsNew": { "instance": "c", "orchestration": "O", "input": "2", "version": "1.0.0" } }]),
-            metadata: ended(
-                "ContinuedAsNew",
-                "2",
-                json!([{ "action": "set", "key": "k", "value": "1" }]),
-            ),
-        },
-        Turn {
-            instance: "c",
-            execution: 2,
-            history: json!([event(1, "Started")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: started(None),
-        },
-        Turn {
-            instance: "c",
-            execution: 2,
-            history: json!([event(2, "Completed")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: ended(
-                "Completed",
-                "3",
-                json!([{ "action": "clear_all" }, { "action": "set", "key": "n", "value": "2" }]),
-            ),
-        },
-        Turn {
-            instance: "d",
-            execution: 1,
-            history: json!([event(1, "Started")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: started(Some("p")),
-        },
-        Turn {
-            instance: "d",
-            execution: 1,
-            history: json!([event(2, "Started")]),
-            worker: none(),
-            orchestrator: none(),
-            metadata: started(Some("q")),
-        },
-        Turn {
-            instance: "d",
-            execution: 1,
-            history: json!([event(3, "Completed")]),
-            worker: none(),
-            orchestrator: json!([{ "SubOrchCompleted": { "parent_instance": "p", "parent_execution_id": 1, "parent_id": 1, "result": "r" } }]),
-            metadata: ended(
-                "Completed",
-                "r",
-                json!([{ "action": "clear_key", "key": "x" }]),
-            ),
-        },
+        turn("a", 1, &[(1, "Started"), (2, "Scheduled")], started(None)).worker(activity),
+        turn(
+            "a",
+            1,
+            &[(3, "Completed")],
+            ended("Completed", "\"out\"", kv_a),
+        ),
+        turn("b", 1, &[(1, "Started")], started(None)),
+        turn("b", 1, &[(2, "Failed")], ended("Failed", "boom", json!([]))),
+        turn("c", 1, &[(1, "Started")], started(None)),
+        turn(
+            "c",
+            1,
+            &[(2, "ContinuedAsNew")],
+            ended("ContinuedAsNew", "2", kv_c1),
+        )
+        .orchestrator(next),
+        turn("c", 2, &[(1, "Started")], started(None)),
+        turn("c", 2, &[(2, "Completed")], ended("Completed", "3", kv_c2)),
+        turn("d", 1, &[(1, "Started")], started(Some("p"))),
+        turn("d", 1, &[(2, "Started")], started(Some("q"))),
+        turn("d", 1, &[(3, "Completed")], ended("Completed", "r", kv_d)).orchestrator(to_parent),
     ]
 }
 
@@ -220,7 +172,7 @@ async fn ack_turn(
         .bind(&turn.worker)
         .bind(&turn.orchestrator)
         .bind(&turn.metadata)
-        .bind(serde_json::json!([]))
+        .bind(json!([]))
         .execute(&mut *tx)
         .await?;
     Ok(())

@@ -15,6 +15,7 @@ use super::super::HistoryTail;
 use super::*;
 use crate::providers::derived_functions::fingerprint;
 use crate::providers::layer::Stacked;
+use crate::providers::scratch::database_url as url;
 use crate::providers::turn_ack_sql;
 
 #[test]
@@ -27,11 +28,6 @@ fn the_name_follows_the_crate_text() {
     let a = fingerprint("one definition");
     assert_eq!(a, fingerprint("one definition"));
     assert_ne!(a, fingerprint("another definition"));
-}
-
-fn url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// A schema with the layer installed and `instances` started, in order.

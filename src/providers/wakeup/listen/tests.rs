@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use super::{channel_of, parse, Announcer, Outbox, Pending};
+use crate::providers::scratch::database_url as url;
 use crate::providers::wakeup::{epoch_ms_now, Queue, Wakeups};
 
 fn announcer() -> Announcer {
@@ -202,11 +203,6 @@ async fn says_nothing(observer: &mut Observer, who: &Announcer, id: u64) -> bool
     announced(observer, who, id, Queue::Orchestrator, SILENCE)
         .await
         .is_none()
-}
-
-fn url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgresql://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// A provider of a process on `schema` whose LISTEN has started, and its
