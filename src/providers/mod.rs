@@ -15,7 +15,7 @@
 //!   `history_tail/ride.rs`: acks that also fetch the next item of the
 //!   queue they feed.
 //! - `turn_ack_sql.rs`: the turn ack derived from the crate's with fewer
-//!   statements, which the kept-connection acks and the rides call;
+//!   statements, which the kept-connection turn acks and the turn rides call;
 //!   `derived_functions.rs`: naming and installing the functions derived
 //!   from the crate's.
 //! - `descriptors.rs`: a runtime's per-activity history read, answered from

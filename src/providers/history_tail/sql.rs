@@ -247,7 +247,8 @@ pub(super) async fn install(pool: &PgPool, schema: &str) -> Result<Option<String
 }
 
 /// A call that runs something and then fetches, in one transaction and
-/// one round trip: the crate's own ack function (`ride.rs`), or the setting
+/// one round trip: an ack (`ride.rs`; the crate's `ack_worker`, or the
+/// turn ack of `turn_ack_sql.rs`), or the setting
 /// that lets a fetch commit without waiting for its WAL flush; then a
 /// fetch function, with the fetch's result. `args` are the SQL parameter
 /// declarations, `types` their types (the signature `install_once` looks
