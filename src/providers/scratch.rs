@@ -1,8 +1,8 @@
 //! Unit-test fixtures for layers of the stack: the Postgres server's URL, a
 //! SQLite file of their own with one instance started, and a layer that
-//! counts the history reads reaching the store. (duroxide's in-memory store is one shared-cache
-//! database, whose table locks would make tests running in parallel fail
-//! each other's calls.)
+//! counts the history reads reaching the store. (duroxide's in-memory store
+//! is one shared-cache database, whose table locks would make tests running
+//! in parallel fail each other's calls.)
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};

@@ -18,7 +18,7 @@
 
 use sqlx::PgPool;
 
-use super::derived_functions::{exists, fingerprint, install_once, quote_ident};
+use super::derived_functions::{fingerprint, install_once, quote_ident};
 
 /// The argument types of the crate's ack and ours.
 const ARGS: &str = "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)";
@@ -117,15 +117,19 @@ fn edits(s: &str) -> [(String, String); 3] {
 /// indentation is not ours to pin).
 fn find_folded(text: &str, pattern: &str) -> Vec<(usize, usize)> {
     let words: Vec<&str> = pattern.split_whitespace().collect();
+    let Some(first) = words.first() else {
+        return Vec::new();
+    };
     let ends_word = |at: usize| text[at..].chars().next().is_none_or(char::is_whitespace);
+    let starts_word = |at: usize| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace)
+    };
     let mut found = Vec::new();
-    for (start, _) in text.match_indices(words.first().copied().unwrap_or_default()) {
-        if words.is_empty()
-            || !text[..start]
-                .chars()
-                .next_back()
-                .is_none_or(char::is_whitespace)
-        {
+    for (start, _) in text.match_indices(first) {
+        if !starts_word(start) {
             continue;
         }
         let mut at = start;
@@ -190,15 +194,13 @@ async fn try_install(pool: &PgPool, schema: &str) -> Result<Option<String>, sqlx
     if std::env::var("DUROXIDE_NODE_DERIVED_ACK").as_deref() == Ok("off") {
         return Ok(None);
     }
-    let crate_fn = format!("{}{ARGS}", crate_ack(schema));
-    if !exists(pool, &crate_fn).await? {
-        return Ok(None);
-    }
-    let crate_def: String = sqlx::query_scalar("SELECT pg_get_functiondef(to_regprocedure($1))")
-        .bind(&crate_fn)
-        .fetch_one(pool)
-        .await?;
-    let Some((name, def)) = derive(&crate_def, schema) else {
+    // NULL when the schema has no such function.
+    let crate_def: Option<String> =
+        sqlx::query_scalar("SELECT pg_get_functiondef(to_regprocedure($1))")
+            .bind(format!("{}{ARGS}", crate_ack(schema)))
+            .fetch_one(pool)
+            .await?;
+    let Some((name, def)) = crate_def.and_then(|d| derive(&d, schema)) else {
         return Ok(None);
     };
     install_once(pool, &name, ARGS, &def, "duroxide_node_ack_turn").await?;
