@@ -5,6 +5,8 @@
 //! - `call_policy.rs`: how a call through a layer runs (deadline, retries).
 //! - `pg_retry.rs`, `sqlite_retry.rs`: the retry layer each store gets.
 //! - `sqlite_writer.rs`: SQLite's writing calls, one at a time.
+//! - `sqlite_direct.rs`: a SQLite file's fetches, activity acks and
+//!   enqueues on a connection of ours, without sqlx's thread handoffs.
 //! - `wakeup.rs`: long polling and wake-ups, over the retry layer;
 //!   `wakeup/ended.rs` wakes clients waiting on an instance this process ends.
 //! - `kept.rs`: Postgres connections kept between the most frequent calls,
@@ -22,7 +24,8 @@
 //!   what its own turn knew.
 //!
 //! A provider's stack, top to bottom: wake-ups, retries, (Postgres) tail
-//! fetches and kept-connection calls or (SQLite) the one writer, the store. A runtime
+//! fetches and kept-connection calls or (SQLite) the one writer and the
+//! direct writes, the store. A runtime
 //! adds its descriptors layer and, on top of that, its guard (`guard/`); a
 //! client adds its call deadline (`client/bounded.rs`).
 
@@ -40,6 +43,7 @@ pub(crate) mod postgres;
 #[cfg(test)]
 pub(crate) mod scratch;
 pub(crate) mod sqlite;
+mod sqlite_direct;
 mod sqlite_retry;
 mod sqlite_writer;
 pub(crate) mod turn_ack_sql;

@@ -1,6 +1,8 @@
 //! `SqliteProvider.open(url)` / `SqliteProvider.inMemory()`. Both stores take
 //! their writing calls one at a time (`sqlite_writer.rs`) and retry SQLite's
-//! transient busy errors (`sqlite_retry.rs`: another process on the file).
+//! transient busy errors (`sqlite_retry.rs`: another process on the file); a
+//! file's most frequent writes run on a connection of ours
+//! (`sqlite_direct.rs`).
 
 use std::sync::Arc;
 
@@ -34,19 +36,24 @@ pub(crate) fn sqlite_path(url: &str) -> BridgeResult<String> {
     Ok(path.to_string())
 }
 
-/// The store under its writer, retry and wake-up layers, with `extra` (a
-/// layer of the caller's, such as `TestEnv`'s virtual time) between the
-/// last two.
-fn stacked(
+/// The store under its direct-write, writer, retry and wake-up layers, with
+/// `extra` (a layer of the caller's, such as `TestEnv`'s virtual time)
+/// between the last two. `path` is the file, `None` in memory.
+async fn stacked(
     provider: SqliteProvider,
+    path: Option<&str>,
     extra: impl FnOnce(Arc<dyn Provider>) -> Arc<dyn Provider>,
-) -> NativeProvider {
-    let backend = Backend::Sqlite {
-        pool: provider.get_pool().clone(),
-    };
-    let one_writer = super::sqlite_writer::with_one_writer(Arc::new(provider));
+) -> BridgeResult<NativeProvider> {
+    let pool = provider.get_pool().clone();
+    let direct = super::sqlite_direct::over(Arc::new(provider), path, &pool)
+        .await
+        .map_err(BridgeError::Provider)?;
+    let one_writer = super::sqlite_writer::with_one_writer(direct);
     let retried = super::sqlite_retry::with_busy_retry(one_writer);
-    NativeProvider::with_wakeups(extra(retried), backend)
+    Ok(NativeProvider::with_wakeups(
+        extra(retried),
+        Backend::Sqlite { pool },
+    ))
 }
 
 /// Opens (creating if missing) the SQLite file named by a `sqlite:` URL.
@@ -70,7 +77,7 @@ pub(crate) async fn open_sqlite(url: String) -> BridgeResult<NativeProvider> {
     let provider = SqliteProvider::new(&format!("sqlite:{path}"), None)
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot open '{url}': {e}")))?;
-    Ok(stacked(provider, |p| p))
+    stacked(provider, Some(&path), |p| p).await
 }
 
 /// A private in-memory SQLite database; gone when the last holder drops it.
@@ -85,7 +92,7 @@ pub(crate) async fn sqlite_in_memory_with(
     let provider = SqliteProvider::new_in_memory()
         .await
         .map_err(|e| BridgeError::Provider(format!("cannot create in-memory database: {e}")))?;
-    Ok(stacked(provider, extra))
+    stacked(provider, None, extra).await
 }
 
 #[cfg(test)]

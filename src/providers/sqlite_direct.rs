@@ -1,0 +1,211 @@
+//! The most frequent writing calls on a SQLite file, run on a connection of
+//! our own in the calling thread (SQLite).
+//!
+//! sqlx gives every SQLite connection a thread of its own and hands each
+//! statement to it and the result back: two thread wake-ups a statement,
+//! and duroxide's orchestration fetch runs eight statements, an activity's
+//! fetch four, its ack four. SQLite writes one transaction at a time, so a
+//! hello run is the sum of its writes, and those wake-ups were most of each
+//! write: the same run pinned to one CPU, where a wake-up costs a context
+//! switch instead of waking the other CPU, took 570 ms against 819 ms
+//! (`docs/operations.md`). Here those calls run the crate's statements, in
+//! its order and with its errors (`turn_fetch.rs`, `worker_queue.rs`), on
+//! one connection this layer opens on the same file, inside the caller's
+//! task: one transaction is a few tens of microseconds of SQLite and no
+//! wake-up. Every other call (a turn's ack among them) stays the crate's.
+//!
+//! The layer sits under the one-writer layer (`sqlite_writer.rs`), so its
+//! writes and the crate's take turns in this process as before. Another
+//! process on the file may hold SQLite's write lock: the connection does not
+//! wait for it (`busy_timeout` 0, which would block the caller's thread), it
+//! reports the crate's "database is locked" error, and the retry layer above
+//! runs the call again after a pause (`sqlite_retry.rs`).
+//!
+//! In-memory stores keep the crate's calls: their shared-cache database
+//! cannot be opened a second time by name. `DUROXIDE_NODE_SQLITE_DIRECT=off`,
+//! read when the store opens, leaves every call to the crate (for
+//! comparisons).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use duroxide::providers::{
+    DispatcherCapabilityFilter, OrchestrationItem, Provider, ProviderError, SessionFetchConfig,
+    TagFilter, WorkItem,
+};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use super::layer::{Layer, Stacked};
+
+mod turn_fetch;
+mod worker_queue;
+
+pub(crate) struct DirectSqlite {
+    conn: Mutex<Connection>,
+    /// Calls this layer ran itself, for tests.
+    served: AtomicU64,
+}
+
+impl DirectSqlite {
+    /// Opens `path` with the settings duroxide gives its own connections
+    /// (read from one of them, so a later duroxide's choice carries over).
+    async fn open(path: &str, pool: &sqlx::SqlitePool) -> Result<Self, String> {
+        let mut settings = Vec::new();
+        for pragma in [
+            "synchronous",
+            "cache_size",
+            "wal_autocheckpoint",
+            "foreign_keys",
+        ] {
+            let value: i64 = sqlx::query_scalar(&format!("PRAGMA {pragma}"))
+                .fetch_one(pool)
+                .await
+                .map_err(|e| format!("cannot read PRAGMA {pragma}: {e}"))?;
+            settings.push(format!("PRAGMA {pragma} = {value};"));
+        }
+        let conn = Connection::open(path).map_err(|e| format!("cannot open '{path}': {e}"))?;
+        conn.execute_batch(&format!("PRAGMA busy_timeout = 0; {}", settings.join(" ")))
+            .map_err(|e| format!("cannot configure '{path}': {e}"))?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            served: AtomicU64::new(0),
+        })
+    }
+
+    /// A write transaction on the connection, taken at once so that another
+    /// process's writer is met at `BEGIN` and nothing ran before it.
+    fn write<T>(
+        &self,
+        op: &'static str,
+        body: impl FnOnce(Transaction<'_>) -> Result<T, ProviderError>,
+    ) -> Result<T, ProviderError> {
+        self.served.fetch_add(1, Ordering::Relaxed);
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| fault(op, e))?;
+        // A body that returns without committing rolls back as `tx` drops,
+        // as the crate's sqlx transactions do.
+        body(tx)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic inside a transaction rolled it back as it unwound; the
+        // connection itself is still sound.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[cfg(test)]
+    fn served(&self) -> u64 {
+        self.served.load(Ordering::Relaxed)
+    }
+}
+
+/// `store` (duroxide's SQLite store on the file at `path`) with its most
+/// frequent writes run here, or `store` as it is for an in-memory database
+/// or with `DUROXIDE_NODE_SQLITE_DIRECT=off`.
+pub(crate) async fn over(
+    store: Arc<dyn Provider>,
+    path: Option<&str>,
+    pool: &sqlx::SqlitePool,
+) -> Result<Arc<dyn Provider>, String> {
+    match path {
+        Some(path) if std::env::var("DUROXIDE_NODE_SQLITE_DIRECT").as_deref() != Ok("off") => {
+            Ok(Stacked::over(DirectSqlite::open(path, pool).await?, store))
+        }
+        _ => Ok(store),
+    }
+}
+
+#[async_trait]
+impl Layer for DirectSqlite {
+    async fn fetch_orchestration_item(
+        &self,
+        _next: &Arc<dyn Provider>,
+        lock_timeout: Duration,
+        _poll_timeout: Duration,
+        filter: Option<&DispatcherCapabilityFilter>,
+    ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
+        const OP: &str = "fetch_orchestration_item";
+        self.write(OP, |tx| turn_fetch::fetch(tx, lock_timeout, filter))
+    }
+
+    async fn fetch_work_item(
+        &self,
+        _next: &Arc<dyn Provider>,
+        lock_timeout: Duration,
+        _poll_timeout: Duration,
+        session: Option<&SessionFetchConfig>,
+        tag_filter: &TagFilter,
+    ) -> Result<Option<(WorkItem, String, u32)>, ProviderError> {
+        if matches!(tag_filter, TagFilter::None) {
+            return Ok(None);
+        }
+        self.write("fetch_work_item", |tx| {
+            worker_queue::fetch(tx, lock_timeout, session, tag_filter)
+        })
+    }
+
+    async fn ack_work_item(
+        &self,
+        _next: &Arc<dyn Provider>,
+        token: &str,
+        completion: Option<WorkItem>,
+    ) -> Result<(), ProviderError> {
+        self.write("ack_work_item", |tx| {
+            worker_queue::ack(tx, token, completion)
+        })
+    }
+
+    async fn enqueue_for_orchestrator(
+        &self,
+        _next: &Arc<dyn Provider>,
+        item: WorkItem,
+        delay: Option<Duration>,
+    ) -> Result<(), ProviderError> {
+        self.write("enqueue_for_orchestrator", |tx| {
+            worker_queue::enqueue_for_orchestrator(tx, &item, delay)
+        })
+    }
+}
+
+/// A SQLite error as duroxide's SQLite store classifies sqlx's: busy is
+/// retryable (and reads "database is locked", which the retry layer looks
+/// for), a constraint is permanent, anything else retryable.
+fn fault(op: &str, e: rusqlite::Error) -> ProviderError {
+    let msg = e.to_string();
+    if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        if matches!(
+            f.code,
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+        ) {
+            return ProviderError::retryable(
+                op,
+                format!(
+                    "Database locked: (code: {}) database is locked: {msg}",
+                    f.extended_code
+                ),
+            );
+        }
+    }
+    if msg.contains("UNIQUE constraint") || msg.contains("PRIMARY KEY") {
+        return ProviderError::permanent(op, format!("Constraint violation: {msg}"));
+    }
+    ProviderError::retryable(op, msg)
+}
+
+fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("system clock should be after UNIX epoch")
+        .as_millis() as i64
+}
+
+fn lock_token() -> String {
+    format!("lock_{}", uuid::Uuid::new_v4())
+}
+
+#[cfg(test)]
+mod tests;
