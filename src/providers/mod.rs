@@ -20,6 +20,8 @@
 //!   statements, which the kept-connection turn acks and the turn rides call;
 //!   `derived_functions.rs`: naming and installing the functions derived
 //!   from the crate's.
+//! - `work_items.rs`: which queue a work item goes to, for the calls above
+//!   that enqueue.
 //! - `descriptors.rs`: a runtime's per-activity history read, answered from
 //!   what its own turn knew.
 //!
@@ -48,6 +50,7 @@ mod sqlite_retry;
 mod sqlite_writer;
 pub(crate) mod turn_ack_sql;
 pub(crate) mod wakeup;
+mod work_items;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -157,23 +157,7 @@ pub(crate) fn enqueue(
     delay: Option<Duration>,
     now_ms: i64,
 ) -> Option<(&str, i64)> {
-    let instance = match item {
-        WorkItem::StartOrchestration { instance, .. }
-        | WorkItem::ActivityCompleted { instance, .. }
-        | WorkItem::ActivityFailed { instance, .. }
-        | WorkItem::TimerFired { instance, .. }
-        | WorkItem::ExternalRaised { instance, .. }
-        | WorkItem::CancelInstance { instance, .. }
-        | WorkItem::ContinueAsNew { instance, .. }
-        | WorkItem::QueueMessage { instance, .. } => instance,
-        WorkItem::SubOrchCompleted {
-            parent_instance, ..
-        }
-        | WorkItem::SubOrchFailed {
-            parent_instance, ..
-        } => parent_instance,
-        WorkItem::ActivityExecute { .. } => return None,
-    };
+    let instance = super::work_items::orchestrator_instance(item)?;
     let after_delay = delay.map(|d| now_ms + d.as_millis() as i64);
     let visible_at = match item {
         WorkItem::TimerFired { fire_at_ms, .. } if *fire_at_ms > 0 => {

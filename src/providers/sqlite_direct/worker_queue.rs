@@ -9,6 +9,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction};
 
 use super::{fault, lock_token, now_millis};
+use crate::providers::work_items::orchestrator_instance;
 
 /// The oldest visible, unlocked activity the filter takes, locked; `None`
 /// when there is none or its session belongs to another worker.
@@ -164,22 +165,8 @@ pub(super) fn enqueue_for_orchestrator(
     const OP: &str = "enqueue_for_orchestrator";
     let json = serde_json::to_string(item)
         .map_err(|e| ProviderError::permanent(OP, format!("Serialization error: {e}")))?;
-    let instance = match item {
-        WorkItem::StartOrchestration { instance, .. }
-        | WorkItem::ActivityCompleted { instance, .. }
-        | WorkItem::ActivityFailed { instance, .. }
-        | WorkItem::TimerFired { instance, .. }
-        | WorkItem::ExternalRaised { instance, .. }
-        | WorkItem::QueueMessage { instance, .. }
-        | WorkItem::CancelInstance { instance, .. }
-        | WorkItem::ContinueAsNew { instance, .. } => instance,
-        WorkItem::SubOrchCompleted {
-            parent_instance, ..
-        }
-        | WorkItem::SubOrchFailed {
-            parent_instance, ..
-        } => parent_instance,
-        _ => return Err(ProviderError::permanent(OP, "Invalid work item type")),
+    let Some(instance) = orchestrator_instance(item) else {
+        return Err(ProviderError::permanent(OP, "Invalid work item type"));
     };
     let visible_at = match delay {
         Some(delay) => now_millis().saturating_add(delay.as_millis().min(i64::MAX as u128) as i64),
