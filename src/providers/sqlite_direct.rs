@@ -32,13 +32,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use duroxide::providers::{
-    DispatcherCapabilityFilter, OrchestrationItem, Provider, ProviderError, SessionFetchConfig,
-    TagFilter, WorkItem,
+    DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderError,
+    ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
 };
+use duroxide::Event;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use super::layer::{Layer, Stacked};
 
+mod turn_ack;
 mod turn_fetch;
 mod worker_queue;
 
@@ -130,6 +132,31 @@ impl Layer for DirectSqlite {
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
         const OP: &str = "fetch_orchestration_item";
         self.write(OP, |tx| turn_fetch::fetch(tx, lock_timeout, filter))
+    }
+
+    #[allow(clippy::too_many_arguments)] // duroxide's ack, plus `next`
+    async fn ack_orchestration_item(
+        &self,
+        _next: &Arc<dyn Provider>,
+        lock_token: &str,
+        execution_id: u64,
+        history_delta: Vec<Event>,
+        worker_items: Vec<WorkItem>,
+        orchestrator_items: Vec<WorkItem>,
+        metadata: ExecutionMetadata,
+        cancelled_activities: Vec<ScheduledActivityIdentifier>,
+    ) -> Result<(), ProviderError> {
+        let ack = turn_ack::Ack {
+            lock_token,
+            execution_id,
+            history_delta,
+            worker_items,
+            orchestrator_items,
+            metadata,
+            cancelled_activities,
+        };
+        // The crate names its failure to begin after another call.
+        self.write("list_instances", |tx| turn_ack::ack(tx, ack))
     }
 
     async fn fetch_work_item(

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use duroxide::providers::sqlite::SqliteProvider;
 use duroxide::providers::{
-    DispatcherCapabilityFilter, ExecutionMetadata, Provider, ProviderError, SessionFetchConfig,
-    TagFilter, WorkItem,
+    DispatcherCapabilityFilter, ExecutionMetadata, Provider, ProviderError,
+    ScheduledActivityIdentifier, SessionFetchConfig, TagFilter, WorkItem,
 };
 use duroxide::{Event, EventKind};
 use sqlx::{Row, SqlitePool};
@@ -171,11 +171,13 @@ async fn script(s: &Store) -> Vec<String> {
         scheduled(&item.instance, 2, None, None),
         scheduled(&item.instance, 3, None, Some("gpu")),
         scheduled(&item.instance, 4, Some("s1"), None),
+        scheduled(&item.instance, 5, None, Some("never")),
     ];
     let work = vec![
         activity(&item.instance, 2, None, None),
         activity(&item.instance, 3, None, Some("gpu")),
         activity(&item.instance, 4, Some("s1"), None),
+        activity(&item.instance, 5, None, Some("never")),
     ];
     let metadata = ExecutionMetadata {
         orchestration_name: Some("Orch".into()),
@@ -272,9 +274,14 @@ async fn script(s: &Store) -> Vec<String> {
     }
     // i1 with its results, history and key-values; i2 again; then i4,
     // whose history does not parse.
+    let mut tokens = std::collections::HashMap::new();
     for _ in 0..3 {
-        log.push(shown(&turn(Some(filter)).await));
+        let fetched = turn(Some(filter)).await;
+        log.push(shown(&fetched));
+        let (item, token, _) = fetched.unwrap().unwrap();
+        tokens.insert(item.instance, token);
     }
+    log.extend(acks(s, &tokens).await);
 
     // Events for instances that never started: a queue message is dropped,
     // an external event waits.
@@ -295,6 +302,173 @@ async fn script(s: &Store) -> Vec<String> {
     log
 }
 
+fn event(instance: &str, id: u64, kind: EventKind) -> Event {
+    Event::with_event_id(id, instance, 1, None, kind)
+}
+
+/// The acks of i1's second turn (terminal, with key-values, custom status,
+/// a cancelled activity, a timer, a child and an event), of i2's (its lock
+/// expired) and of a token nobody holds; then the next turn's (pinned,
+/// with a parent, every key-value cleared, continued as new).
+async fn acks(s: &Store, tokens: &std::collections::HashMap<String, String>) -> Vec<String> {
+    let store = &s.store;
+    let mut log = Vec::new();
+    let set = |key: &str, value: &str| EventKind::KeyValueSet {
+        key: key.into(),
+        value: value.into(),
+        last_updated_at_ms: 11,
+    };
+    let zero = vec![Event::with_event_id(
+        0,
+        "i1",
+        1,
+        None,
+        EventKind::CustomStatusUpdated { status: None },
+    )];
+    let metadata = ExecutionMetadata::default();
+    log.push(format!(
+        "{:?}",
+        store
+            .ack_orchestration_item(&tokens["i1"], 1, zero, vec![], vec![], metadata, vec![])
+            .await
+    ));
+    let delta = vec![
+        event("i1", 6, set("k2", "v2")),
+        event("i1", 7, EventKind::KeyValueCleared { key: "k".into() }),
+        event(
+            "i1",
+            8,
+            EventKind::CustomStatusUpdated {
+                status: Some("cs".into()),
+            },
+        ),
+        event(
+            "i1",
+            9,
+            EventKind::OrchestrationCompleted {
+                output: "done".into(),
+            },
+        ),
+    ];
+    let child = WorkItem::StartOrchestration {
+        instance: "i1-c".into(),
+        orchestration: "Orch".into(),
+        input: "c".into(),
+        version: Some("1.0.0".into()),
+        parent_instance: Some("i1".into()),
+        parent_id: Some(10),
+        parent_execution_id: Some(1),
+        execution_id: 1,
+    };
+    let timer = WorkItem::TimerFired {
+        instance: "i1".into(),
+        execution_id: 1,
+        id: 11,
+        fire_at_ms: 4_000_000_000_000,
+    };
+    let raised = WorkItem::ExternalRaised {
+        instance: "i2".into(),
+        name: "e".into(),
+        data: "x".into(),
+    };
+    let skipped = activity("i1", 12, None, None);
+    let metadata = ExecutionMetadata {
+        status: Some("Completed".into()),
+        output: Some("done".into()),
+        ..Default::default()
+    };
+    let cancelled = vec![ScheduledActivityIdentifier {
+        instance: "i1".into(),
+        execution_id: 1,
+        activity_id: 5,
+    }];
+    store
+        .ack_orchestration_item(
+            &tokens["i1"],
+            1,
+            delta,
+            vec![],
+            vec![child, timer, raised, skipped],
+            metadata,
+            cancelled,
+        )
+        .await
+        .unwrap();
+
+    sqlx::query("UPDATE instance_locks SET locked_until = 0 WHERE lock_token = ?")
+        .bind(&tokens["i2"])
+        .execute(&s.pool)
+        .await
+        .unwrap();
+    let cleared = vec![event(
+        "i2",
+        1,
+        EventKind::CustomStatusUpdated { status: None },
+    )];
+    log.push(format!(
+        "{:?}",
+        store
+            .ack_orchestration_item(
+                &tokens["i2"],
+                1,
+                cleared,
+                vec![],
+                vec![],
+                ExecutionMetadata::default(),
+                vec![]
+            )
+            .await
+    ));
+    log.push(format!(
+        "{:?}",
+        store
+            .ack_orchestration_item(
+                "lock_nobody",
+                1,
+                vec![],
+                vec![],
+                vec![],
+                ExecutionMetadata::default(),
+                vec![]
+            )
+            .await
+    ));
+
+    let fetched = store
+        .fetch_orchestration_item(LOCK, Duration::ZERO, None)
+        .await;
+    log.push(shown(&fetched));
+    let (item, token, _) = fetched.unwrap().unwrap();
+    let delta = vec![
+        event(&item.instance, 1, scratch::started("1.0.0", "c")),
+        event(&item.instance, 2, set("a", "1")),
+        event(&item.instance, 3, EventKind::KeyValuesCleared),
+        event(
+            &item.instance,
+            4,
+            EventKind::CustomStatusUpdated { status: None },
+        ),
+    ];
+    sqlx::query("INSERT INTO kv_store (instance_id, key, value, last_updated_at_ms) VALUES (?, 'old', 'o', 1)")
+        .bind(&item.instance)
+        .execute(&s.pool)
+        .await
+        .unwrap();
+    let metadata = ExecutionMetadata {
+        status: Some("ContinuedAsNew".into()),
+        orchestration_name: Some("Orch".into()),
+        orchestration_version: Some("1.0.0".into()),
+        parent_instance_id: Some("i1".into()),
+        pinned_duroxide_version: Some(semver::Version::new(0, 1, 32)),
+        ..Default::default()
+    };
+    store
+        .ack_orchestration_item(&token, 1, delta, vec![], vec![], metadata, vec![])
+        .await
+        .unwrap();
+    log
+}
+
 /// Every row the calls touch, times and lock tokens left out.
 async fn rows(pool: &SqlitePool) -> Vec<String> {
     let mut out = Vec::new();
@@ -303,8 +477,11 @@ async fn rows(pool: &SqlitePool) -> Vec<String> {
         "SELECT work_item, attempt_count, lock_token IS NULL, instance_id, activity_id, session_id, tag FROM worker_queue ORDER BY id",
         "SELECT instance_id FROM instance_locks ORDER BY instance_id",
         "SELECT session_id, worker_id FROM sessions ORDER BY session_id",
-        "SELECT instance_id, orchestration_name, orchestration_version, current_execution_id FROM instances ORDER BY instance_id",
-        "SELECT instance_id, execution_id, status, output FROM executions ORDER BY instance_id, execution_id",
+        "SELECT instance_id, orchestration_name, orchestration_version, current_execution_id, parent_instance_id, custom_status, custom_status_version FROM instances ORDER BY instance_id",
+        "SELECT instance_id, execution_id, status, output, completed_at IS NULL, duroxide_version_major, duroxide_version_minor, duroxide_version_patch FROM executions ORDER BY instance_id, execution_id",
+        "SELECT instance_id, key, value, last_updated_at_ms FROM kv_store ORDER BY instance_id, key",
+        "SELECT instance_id, key, value FROM kv_delta ORDER BY instance_id, key",
+        "SELECT instance_id, work_item, visible_at FROM orchestrator_queue WHERE work_item LIKE '%TimerFired%'",
         "SELECT instance_id, event_id, event_type, event_data FROM history ORDER BY instance_id, event_id",
     ] {
         for row in sqlx::query(sql).fetch_all(pool).await.unwrap() {
@@ -339,8 +516,8 @@ async fn direct_calls_return_and_store_what_the_crate_does() {
         "the script reaches the history error"
     );
     assert_eq!(rows(&crate_side.pool).await, rows(&direct_side.pool).await);
-    // The fetches, activity acks and enqueues above, by this layer.
-    assert_eq!(layer.unwrap().served(), 25);
+    // The fetches, acks and enqueues above, by this layer.
+    assert_eq!(layer.unwrap().served(), 32);
 }
 
 #[tokio::test]
