@@ -1,8 +1,8 @@
 'use strict'
 // Three processes running runtimes on one SQLite file, and the test's client
 // as a fourth writer. Each process takes its own writes one at a time
-// (src/providers/sqlite_writer.rs) and runs its fetches, activity acks and
-// enqueues on a connection of its own (src/providers/sqlite_direct.rs), which
+// (src/providers/sqlite_writer.rs) and runs its fetches, acks and enqueues
+// on a connection of its own (src/providers/sqlite_direct.rs), which
 // does not wait for another process's write lock: it reports busy, and the
 // retry layer runs the call again. So this is where those busy errors happen,
 // between processes, and none may reach a runtime, fail an instance, or let

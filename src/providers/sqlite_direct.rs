@@ -3,16 +3,18 @@
 //!
 //! sqlx gives every SQLite connection a thread of its own and hands each
 //! statement to it and the result back: two thread wake-ups a statement,
-//! and duroxide's orchestration fetch runs eight statements, an activity's
-//! fetch four, its ack four. SQLite writes one transaction at a time, so a
-//! hello run is the sum of its writes, and those wake-ups were most of each
-//! write: the same run pinned to one CPU, where a wake-up costs a context
-//! switch instead of waking the other CPU, took 570 ms against 819 ms
-//! (`docs/operations.md`). Here those calls run the crate's statements, in
-//! its order and with its errors (`turn_fetch.rs`, `worker_queue.rs`), on
-//! one connection this layer opens on the same file, inside the caller's
-//! task: one transaction is a few tens of microseconds of SQLite and no
-//! wake-up. Every other call (a turn's ack among them) stays the crate's.
+//! and duroxide's orchestration fetch runs eight statements, a turn's ack
+//! about fifteen, an activity's fetch four and its ack four. SQLite writes
+//! one transaction at a time, so a hello run is the sum of its writes, and
+//! those wake-ups were most of each write: the same run pinned to one CPU,
+//! where a wake-up costs a context switch instead of waking the other CPU,
+//! took 570 ms against 819 ms (`docs/operations.md`). Here those calls run
+//! the crate's statements, in its order and with its errors
+//! (`turn_fetch.rs`, `turn_ack.rs`, `worker_queue.rs`), on one connection
+//! this layer opens on the same file, inside the caller's task: one
+//! transaction is a few tens of microseconds of SQLite and no wake-up.
+//! Every other call (management, renewals, abandons, reads) stays the
+//! crate's.
 //!
 //! The layer sits under the one-writer layer (`sqlite_writer.rs`), so its
 //! writes and the crate's take turns in this process as before. Another
