@@ -134,46 +134,20 @@ pub(super) fn fetch(
         })
         .map_err(f)?;
 
-    let item =
-        |name, version, execution_id, history, history_error, kv_snapshot| OrchestrationItem {
-            instance: instance_id.clone(),
-            orchestration_name: name,
-            execution_id,
-            version,
-            history,
-            messages: messages.clone(),
-            history_error,
-            kv_snapshot,
-        };
-
-    let (name, version, execution_id, history) = match info {
+    let (name, version, execution_id, history, history_error) = match info {
         Some((name, version, execution_id)) => {
             match read_history(&tx, &instance_id, Some(execution_id)) {
                 Ok(history) => {
                     let version = version.unwrap_or_else(|| "unknown".to_string());
-                    (name, version, execution_id as u64, history)
+                    (name, version, execution_id as u64, history, None)
                 }
-                // The lock stays held and the attempt counted, so the
-                // runtime's poison check can end the instance.
                 Err(HistoryError::Parse(e)) => {
                     let version = version.unwrap_or_else(|| "unknown".to_string());
                     // Worded as the crate's, which wraps it in sqlx's protocol error.
                     let error = format!(
                         "Failed to deserialize history: encountered unexpected or invalid data: {e}"
                     );
-                    tx.commit().map_err(f)?;
-                    return Ok(Some((
-                        item(
-                            name,
-                            version,
-                            execution_id as u64,
-                            vec![],
-                            Some(error),
-                            HashMap::new(),
-                        ),
-                        token,
-                        attempts,
-                    )));
+                    (name, version, execution_id as u64, vec![], Some(error))
                 }
                 Err(HistoryError::Sql(e)) => return Err(f(e)),
             }
@@ -200,10 +174,10 @@ pub(super) fn fetch(
                 _ => None,
             });
             if let Some((name, version)) = started {
-                (name, version, 1, history)
+                (name, version, 1, history, None)
             } else if let Some((name, version)) = start {
                 let version = version.unwrap_or_else(|| "unknown".to_string());
-                (name, version, 1, Vec::new())
+                (name, version, 1, Vec::new(), None)
             } else if messages
                 .iter()
                 .all(|m| matches!(m, WorkItem::QueueMessage { .. }))
@@ -232,13 +206,25 @@ pub(super) fn fetch(
         }
     };
 
-    let kv_snapshot = kv_snapshot(&tx, &instance_id)?;
+    // As the crate: key-values only with a history that parsed; with one
+    // that did not, the lock stays held and the attempt counted, so the
+    // runtime's poison check can end the instance.
+    let kv_snapshot = match history_error {
+        None => kv_snapshot(&tx, &instance_id)?,
+        Some(_) => HashMap::new(),
+    };
     tx.commit().map_err(f)?;
-    Ok(Some((
-        item(name, version, execution_id, history, None, kv_snapshot),
-        token,
-        attempts,
-    )))
+    let item = OrchestrationItem {
+        instance: instance_id,
+        orchestration_name: name,
+        execution_id,
+        version,
+        history,
+        messages,
+        history_error,
+        kv_snapshot,
+    };
+    Ok(Some((item, token, attempts)))
 }
 
 enum HistoryError {
