@@ -6,7 +6,7 @@
 //! chain the fetch's server time grew from 1.1 to 4.2 ms per turn and was
 //! 43% of the run, and the turn's time grew with the history. This layer,
 //! one per provider, under the retry layer, keeps the history of instances
-//! its turns acked (`history_tail/histories.rs`: those of at least 16
+//! its turns acked (`histories.rs`: those of at least 16
 //! events, at most 128 instances and 100,000 events, least recently used
 //! forgotten first) and fetches through a function derived from the crate's
 //! (`history_tail/sql.rs`) that is told what it holds: for an instance it
@@ -38,14 +38,13 @@ use duroxide::providers::{
 use duroxide::Event;
 use sqlx::PgPool;
 
+use super::histories::{self, Histories};
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
 use super::pg_packing::{self, now_ms};
-use histories::Histories;
 use ride::{tags, Tags};
 use row::Row;
 
-mod histories;
 mod ride;
 mod row;
 mod sql;

@@ -12,6 +12,8 @@
 //! - `kept.rs`: Postgres connections kept between the most frequent calls,
 //!   which skip sqlx's pings; `kept_calls.rs`: the crate's acks and enqueues
 //!   on them, with `pg_packing.rs`'s arguments.
+//! - `histories.rs`: the histories a process's acks left, which the tail
+//!   fetches of both stores read on from.
 //! - `history_tail.rs`: Postgres orchestration fetches that read only the
 //!   history this process does not hold, under the retry layer;
 //!   `history_tail/ride.rs`: acks that also fetch the next item of the
@@ -34,6 +36,7 @@
 pub(crate) mod call_policy;
 mod derived_functions;
 pub(crate) mod descriptors;
+pub(crate) mod histories;
 pub(crate) mod history_tail;
 pub(crate) mod kept;
 pub(crate) mod kept_calls;

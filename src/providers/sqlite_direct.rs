@@ -23,6 +23,13 @@
 //! reports the crate's "database is locked" error, and the retry layer above
 //! runs the call again after a pause (`sqlite_retry.rs`).
 //!
+//! A turn's fetch reads the whole history as the crate's does unless this
+//! process acked the instance's last turn and holds the history it left
+//! (`histories.rs`): then it reads only the events after it, and the first
+//! event, which must still be the one held (a deleted and re-created
+//! instance's is not), so a turn costs the same at step 400 as at step 10
+//! (`turn_fetch.rs`, [`Tails`]).
+//!
 //! In-memory stores keep the crate's calls: their shared-cache database
 //! cannot be opened a second time by name. `DUROXIDE_NODE_SQLITE_DIRECT=off`,
 //! read when the store opens, leaves every call to the crate (for
@@ -40,6 +47,7 @@ use duroxide::providers::{
 use duroxide::Event;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+use super::histories::{Held, Histories, MAX_IN_FLIGHT};
 use super::layer::{Layer, Stacked};
 
 mod turn_ack;
@@ -51,8 +59,80 @@ const CACHE_KIB: u32 = 2000;
 
 pub(crate) struct DirectSqlite {
     conn: Mutex<Connection>,
+    tails: Tails,
     /// Calls this layer ran itself, for tests.
     served: AtomicU64,
+}
+
+/// The histories this process's turns acked, and how many fetches read
+/// only the events after one of them.
+#[derive(Default)]
+pub(super) struct Tails {
+    histories: Mutex<Histories>,
+    read: AtomicU64,
+}
+
+impl Tails {
+    /// The held history of `instance`, taken out: the turn being fetched
+    /// puts it back through its ack.
+    fn take(&self, instance: &str) -> Option<Held> {
+        self.histories().take(instance)
+    }
+
+    /// A fetch read only what followed a held history.
+    fn counted(&self) {
+        self.read.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn histories(&self) -> MutexGuard<'_, Histories> {
+        self.histories.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The turn of `token` was handed `item`'s history.
+    fn fetched(&self, token: &str, item: &OrchestrationItem) {
+        if item.history_error.is_some() {
+            return;
+        }
+        let mut histories = self.histories();
+        if histories.in_flight.len() >= MAX_IN_FLIGHT {
+            // Locks lost or abandoned unseen; their turns are not acked.
+            histories.in_flight.clear();
+        }
+        let held = Held {
+            instance: item.instance.clone(),
+            execution_id: item.execution_id,
+            created_us: 0,
+            history: item.history.clone(),
+        };
+        histories.in_flight.insert(token.to_string(), held);
+    }
+
+    /// The history the turn of `token` leaves if its ack commits: what it
+    /// was handed and `delta`, while the execution goes on.
+    fn acking(
+        &self,
+        token: &str,
+        execution_id: u64,
+        delta: &[Event],
+        metadata: &ExecutionMetadata,
+    ) -> Option<Held> {
+        let held = self.histories().in_flight.remove(token)?;
+        let goes_on = matches!(metadata.status.as_deref(), None | Some("Running"));
+        (goes_on && held.execution_id == execution_id).then(|| {
+            let mut held = held;
+            held.history.extend(delta.iter().cloned());
+            held.created_us = held
+                .history
+                .first()
+                .map_or(0, |e| e.timestamp_ms as i64 * 1000);
+            held
+        })
+    }
+
+    /// The ack committed: its history is held for the next turn's fetch.
+    fn acked(&self, held: Held) {
+        self.histories().put(held);
+    }
 }
 
 impl DirectSqlite {
@@ -80,6 +160,7 @@ impl DirectSqlite {
             .map_err(|e| format!("cannot configure '{path}': {e}"))?;
         Ok(Self {
             conn: Mutex::new(conn),
+            tails: Tails::default(),
             served: AtomicU64::new(0),
         })
     }
@@ -111,6 +192,11 @@ impl DirectSqlite {
     fn served(&self) -> u64 {
         self.served.load(Ordering::Relaxed)
     }
+
+    #[cfg(test)]
+    fn tails_read(&self) -> u64 {
+        self.tails.read.load(Ordering::Relaxed)
+    }
 }
 
 /// `store` (duroxide's SQLite store on the file at `path`) with its most
@@ -139,7 +225,13 @@ impl Layer for DirectSqlite {
         filter: Option<&DispatcherCapabilityFilter>,
     ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
         const OP: &str = "fetch_orchestration_item";
-        self.write(OP, |tx| turn_fetch::fetch(tx, lock_timeout, filter))
+        let fetched = self.write(OP, |tx| {
+            turn_fetch::fetch(tx, lock_timeout, filter, &self.tails)
+        })?;
+        if let Some((item, token, _)) = &fetched {
+            self.tails.fetched(token, item);
+        }
+        Ok(fetched)
     }
 
     #[allow(clippy::too_many_arguments)] // duroxide's ack, plus `next`
@@ -154,6 +246,9 @@ impl Layer for DirectSqlite {
         metadata: ExecutionMetadata,
         cancelled_activities: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
+        let held = self
+            .tails
+            .acking(lock_token, execution_id, &history_delta, &metadata);
         let ack = turn_ack::Ack {
             lock_token,
             execution_id,
@@ -164,7 +259,11 @@ impl Layer for DirectSqlite {
             cancelled_activities,
         };
         // The crate names its failure to begin after another call.
-        self.write("list_instances", |tx| turn_ack::ack(tx, ack))
+        self.write("list_instances", |tx| turn_ack::ack(tx, ack))?;
+        if let Some(held) = held {
+            self.tails.acked(held);
+        }
+        Ok(())
     }
 
     async fn fetch_work_item(

@@ -30,9 +30,9 @@ use std::time::Duration;
 use duroxide::providers::{Provider, ProviderError, TagFilter, WorkItem};
 use sqlx::postgres::PgArguments;
 
-use super::histories::{Held, MIN_EVENTS};
 use super::row::Row;
 use super::{AckMark, Fetched, HistoryTail, Range};
+use crate::providers::histories::{Held, MIN_EVENTS};
 use crate::providers::kept_calls::after_failure;
 
 /// How long a ridden item waits for a fetch before it is abandoned. A woken

@@ -11,8 +11,8 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
-use super::histories::{Held, MAX_IN_FLIGHT, MIN_EVENTS};
 use super::{Fetched, HistoryTail};
+use crate::providers::histories::{Held, MAX_IN_FLIGHT, MIN_EVENTS};
 
 pub(super) type Row = (
     String,

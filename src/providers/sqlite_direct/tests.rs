@@ -17,12 +17,12 @@ use super::*;
 use crate::provider_errors::ProviderFault;
 use crate::providers::scratch;
 
-const LOCK: Duration = Duration::from_secs(30);
+pub(super) const LOCK: Duration = Duration::from_secs(30);
 
-struct Store {
-    store: Arc<dyn Provider>,
-    pool: SqlitePool,
-    path: std::path::PathBuf,
+pub(super) struct Store {
+    pub(super) store: Arc<dyn Provider>,
+    pub(super) pool: SqlitePool,
+    pub(super) path: std::path::PathBuf,
     dir: std::path::PathBuf,
 }
 
@@ -32,7 +32,7 @@ impl Drop for Store {
     }
 }
 
-async fn file_store(direct: bool) -> (Store, Option<Arc<DirectSqlite>>) {
+pub(super) async fn file_store(direct: bool) -> (Store, Option<Arc<DirectSqlite>>) {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("dxdirect-{}-{n}", std::process::id()));
@@ -65,7 +65,7 @@ async fn file_store(direct: bool) -> (Store, Option<Arc<DirectSqlite>>) {
     )
 }
 
-fn start(instance: &str) -> WorkItem {
+pub(super) fn start(instance: &str) -> WorkItem {
     WorkItem::StartOrchestration {
         instance: instance.into(),
         orchestration: "Orch".into(),
@@ -90,7 +90,12 @@ fn activity(instance: &str, id: u64, session: Option<&str>, tag: Option<&str>) -
     }
 }
 
-fn scheduled(instance: &str, id: u64, session: Option<&str>, tag: Option<&str>) -> Event {
+pub(super) fn scheduled(
+    instance: &str,
+    id: u64,
+    session: Option<&str>,
+    tag: Option<&str>,
+) -> Event {
     Event::with_event_id(
         id,
         instance,
@@ -106,7 +111,9 @@ fn scheduled(instance: &str, id: u64, session: Option<&str>, tag: Option<&str>) 
 }
 
 /// What a call returned, lock tokens left out (they are random).
-fn shown<T: std::fmt::Debug>(r: &Result<Option<(T, String, u32)>, ProviderError>) -> String {
+pub(super) fn shown<T: std::fmt::Debug>(
+    r: &Result<Option<(T, String, u32)>, ProviderError>,
+) -> String {
     match r {
         Ok(Some((item, _, attempts))) => untimed(&format!("{item:?} attempts {attempts}")),
         other => format!("{:?}", other.as_ref().map(|_| ())),
@@ -470,7 +477,7 @@ async fn acks(s: &Store, tokens: &std::collections::HashMap<String, String>) -> 
 }
 
 /// Every row the calls touch, times and lock tokens left out.
-async fn rows(pool: &SqlitePool) -> Vec<String> {
+pub(super) async fn rows(pool: &SqlitePool) -> Vec<String> {
     let mut out = Vec::new();
     for sql in [
         "SELECT instance_id, work_item, attempt_count, lock_token IS NULL FROM orchestrator_queue ORDER BY id",

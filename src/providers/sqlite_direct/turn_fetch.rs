@@ -1,5 +1,7 @@
 //! duroxide's SQLite `fetch_orchestration_item`, statement for statement
-//! (duroxide 0.1.32, `providers/sqlite.rs`), on our connection.
+//! (duroxide 0.1.32, `providers/sqlite.rs`), on our connection, except
+//! that the history of an instance whose last turn this process acked is
+//! read from where that ack left it ([`read_current`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -10,7 +12,8 @@ use duroxide::providers::{
 use duroxide::{Event, EventKind};
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::{fault, lock_token, now_millis};
+use super::{fault, lock_token, now_millis, Tails};
+use crate::providers::histories::Held;
 
 const OP: &str = "fetch_orchestration_item";
 
@@ -45,6 +48,7 @@ pub(super) fn fetch(
     tx: Transaction<'_>,
     lock_timeout: Duration,
     filter: Option<&DispatcherCapabilityFilter>,
+    tails: &Tails,
 ) -> Result<Option<(OrchestrationItem, String, u32)>, ProviderError> {
     let f = |e| fault(OP, e);
     let now_ms = now_millis();
@@ -136,7 +140,8 @@ pub(super) fn fetch(
 
     let (name, version, execution_id, history, history_error) = match info {
         Some((name, version, execution_id)) => {
-            match read_history(&tx, &instance_id, Some(execution_id)) {
+            let held = tails.take(&instance_id);
+            match read_current(&tx, &instance_id, execution_id, held, tails) {
                 Ok(history) => {
                     let version = version.unwrap_or_else(|| "unknown".to_string());
                     (name, version, execution_id as u64, history, None)
@@ -238,6 +243,70 @@ impl From<rusqlite::Error> for HistoryError {
     }
 }
 
+/// The current execution's history. With `held`, this execution's history
+/// as this process's last ack of the instance left it, only the events
+/// after it are read and parsed, with the stored first event: if that is
+/// not `held`'s (the instance was deleted and created again) or the events
+/// read do not follow on, or one does not parse, the whole history is read
+/// as the crate reads it (and its error reported as the crate's).
+fn read_current(
+    tx: &Transaction<'_>,
+    instance: &str,
+    execution_id: i64,
+    held: Option<Held>,
+    tails: &Tails,
+) -> Result<Vec<Event>, HistoryError> {
+    if let Some(held) = held.filter(|h| h.execution_id == execution_id as u64) {
+        if let Some(tail) = read_tail(tx, instance, execution_id, &held)? {
+            tails.counted();
+            let mut history = held.history;
+            history.extend(tail);
+            return Ok(history);
+        }
+    }
+    read_history(tx, instance, Some(execution_id))
+}
+
+/// The events after `held`'s last, if the stored first event is `held`'s
+/// and they follow on from it.
+fn read_tail(
+    tx: &Transaction<'_>,
+    instance: &str,
+    execution_id: i64,
+    held: &Held,
+) -> Result<Option<Vec<Event>>, rusqlite::Error> {
+    let Some(first) = held.history.first() else {
+        return Ok(None);
+    };
+    let last = held.last_event_id();
+    let rows: Vec<(i64, String)> = tx
+        .prepare_cached(
+            "SELECT event_id, event_data FROM history
+             WHERE instance_id = ?1 AND execution_id = ?2 AND (event_id = ?3 OR event_id > ?4)
+             ORDER BY event_id",
+        )?
+        .query_map(
+            params![instance, execution_id, first.event_id as i64, last as i64],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .collect::<Result<_, _>>()?;
+    let mut rows = rows.into_iter();
+    let stored_first = rows
+        .next()
+        .and_then(|(_, data)| serde_json::from_str::<Event>(&data).ok());
+    if stored_first.as_ref() != Some(first) {
+        return Ok(None);
+    }
+    let mut tail = Vec::new();
+    for (expected, (id, data)) in (last + 1..).zip(rows) {
+        match serde_json::from_str::<Event>(&data) {
+            Ok(event) if id as u64 == expected => tail.push(event),
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(tail))
+}
+
 /// One execution's history (the latest when `execution_id` is `None`);
 /// an event that does not parse is an error, not skipped.
 fn read_history(
@@ -292,3 +361,6 @@ fn kv_snapshot(
         })
         .map_err(|e| fault("get_kv_snapshot_in_tx", e))
 }
+
+#[cfg(test)]
+mod tests;

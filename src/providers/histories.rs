@@ -1,56 +1,60 @@
-//! The histories a provider's tail fetch holds: those of instances its
+//! The histories a provider's tail fetches hold: those of instances its
 //! turns acked, taken out while a turn holds the instance's lock and put
-//! back by its ack (`history_tail.rs`).
+//! back by its ack, so the next turn's fetch reads only the events after
+//! them (Postgres: `history_tail.rs`; a SQLite file: `sqlite_direct.rs`).
 
 use std::collections::HashMap;
 
 use duroxide::Event;
 
 /// Histories shorter than this are cheap to fetch whole; not kept.
-pub(super) const MIN_EVENTS: usize = 16;
+pub(crate) const MIN_EVENTS: usize = 16;
 /// Instances whose history is kept (each is named in every fetch).
 const MAX_ENTRIES: usize = 128;
 /// Events kept across all instances.
 const MAX_EVENTS: usize = 100_000;
 /// Turns in flight that are remembered; more means locks were lost unseen.
-pub(super) const MAX_IN_FLIGHT: usize = 1024;
+pub(crate) const MAX_IN_FLIGHT: usize = 1024;
 
 /// One instance's history as this process last acked it.
-pub(super) struct Held {
-    pub(super) instance: String,
-    pub(super) execution_id: u64,
-    /// The instance row's `created_at` in µs, which identifies the row.
-    pub(super) created_us: i64,
-    pub(super) history: Vec<Event>,
+pub(crate) struct Held {
+    pub(crate) instance: String,
+    pub(crate) execution_id: u64,
+    /// When the instance was created, in µs, which tells it from a later
+    /// instance of the same id: Postgres the instance row's `created_at`;
+    /// SQLite (whose `created_at` has whole seconds) its first event's
+    /// timestamp, and the SQLite fetch compares that whole event too.
+    pub(crate) created_us: i64,
+    pub(crate) history: Vec<Event>,
 }
 
 impl Held {
-    pub(super) fn last_event_id(&self) -> u64 {
+    pub(crate) fn last_event_id(&self) -> u64 {
         self.history.last().map_or(0, |e| e.event_id)
     }
 }
 
 #[derive(Default)]
-pub(super) struct Histories {
+pub(crate) struct Histories {
     /// instance -> its history and when it was last put back.
-    pub(super) held: HashMap<String, (Held, u64)>,
+    pub(crate) held: HashMap<String, (Held, u64)>,
     puts: u64,
     events: usize,
     /// lock token -> the history handed to that turn.
-    pub(super) in_flight: HashMap<String, Held>,
+    pub(crate) in_flight: HashMap<String, Held>,
     /// lock token -> instance, for every turn that holds a lock this layer
     /// fetched, until its ack or abandon has run.
-    pub(super) turning: HashMap<String, String>,
+    pub(crate) turning: HashMap<String, String>,
 }
 
 impl Histories {
-    pub(super) fn take(&mut self, instance: &str) -> Option<Held> {
+    pub(crate) fn take(&mut self, instance: &str) -> Option<Held> {
         let (held, _) = self.held.remove(instance)?;
         self.events -= held.history.len();
         Some(held)
     }
 
-    pub(super) fn put(&mut self, held: Held) {
+    pub(crate) fn put(&mut self, held: Held) {
         if held.history.len() < MIN_EVENTS {
             return;
         }
@@ -72,13 +76,13 @@ impl Histories {
     }
 
     /// A turn's lock is gone (acked, abandoned or lost).
-    pub(super) fn ended(&mut self, token: &str) {
+    pub(crate) fn ended(&mut self, token: &str) {
         self.in_flight.remove(token);
         self.turning.remove(token);
     }
 
     /// What the fetch tells the store: ids, executions, last event ids, rows.
-    pub(super) fn known(&self) -> (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>) {
+    pub(crate) fn known(&self) -> (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>) {
         let mut known = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (h, _) in self.held.values() {
             known.0.push(h.instance.clone());
