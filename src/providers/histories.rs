@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use duroxide::providers::ExecutionMetadata;
 use duroxide::Event;
 
 /// Histories shorter than this are cheap to fetch whole; not kept.
@@ -31,6 +32,23 @@ pub(crate) struct Held {
 impl Held {
     pub(crate) fn last_event_id(&self) -> u64 {
         self.history.last().map_or(0, |e| e.event_id)
+    }
+
+    /// The history a turn handed this one leaves once its ack of
+    /// `execution_id` with `delta` commits; `None` when the ack ends the
+    /// execution or is of another one (nothing to read on from).
+    pub(crate) fn acked(
+        mut self,
+        execution_id: u64,
+        delta: &[Event],
+        metadata: &ExecutionMetadata,
+    ) -> Option<Held> {
+        let goes_on = matches!(metadata.status.as_deref(), None | Some("Running"));
+        if !goes_on || self.execution_id != execution_id {
+            return None;
+        }
+        self.history.extend(delta.iter().cloned());
+        Some(self)
     }
 }
 

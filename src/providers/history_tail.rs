@@ -437,13 +437,7 @@ impl Layer for HistoryTail {
             .expect("histories")
             .in_flight
             .remove(lock_token);
-        let goes_on = matches!(metadata.status.as_deref(), None | Some("Running"));
-        let keep = held
-            .filter(|h| goes_on && h.execution_id == execution_id)
-            .map(|mut h| {
-                h.history.extend(history_delta.iter().cloned());
-                h
-            });
+        let keep = held.and_then(|h| h.acked(execution_id, &history_delta, &metadata));
         let asked = self.asked.lock().expect("asked").remove(lock_token);
         let mut next_turn = None;
         // The crate's packing of the ack, for a call of ours that also fetches.

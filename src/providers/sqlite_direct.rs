@@ -117,16 +117,12 @@ impl Tails {
         metadata: &ExecutionMetadata,
     ) -> Option<Held> {
         let held = self.histories().in_flight.remove(token)?;
-        let goes_on = matches!(metadata.status.as_deref(), None | Some("Running"));
-        (goes_on && held.execution_id == execution_id).then(|| {
-            let mut held = held;
-            held.history.extend(delta.iter().cloned());
-            held.created_us = held
-                .history
-                .first()
-                .map_or(0, |e| e.timestamp_ms as i64 * 1000);
-            held
-        })
+        let mut held = held.acked(execution_id, delta, metadata)?;
+        held.created_us = held
+            .history
+            .first()
+            .map_or(0, |e| e.timestamp_ms as i64 * 1000);
+        Some(held)
     }
 
     /// The ack committed: its history is held for the next turn's fetch.
