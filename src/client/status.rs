@@ -93,7 +93,11 @@ async fn quick(
     let query = async {
         match backend {
             Backend::Sqlite { pool } => row_sqlite(pool, instance_id).await,
-            Backend::Postgres { kept, schema, .. } => row_postgres(kept, schema, instance_id).await,
+            Backend::Postgres {
+                client_kept,
+                schema,
+                ..
+            } => row_postgres(client_kept, schema, instance_id).await,
         }
     };
     match tokio::time::timeout(CALL_TIMEOUT, query).await {

@@ -31,13 +31,16 @@ use sqlx::query::Query;
 use sqlx::Postgres;
 
 use super::history_tail::activity_ack_prelude;
-use super::kept::KeptConnections;
+use super::kept::{KeptConnections, Lanes};
 use super::layer::{Layer, Stacked};
 use super::pg_packing::{self, now_ms};
 use crate::provider_errors::ProviderFault;
 
 pub(crate) struct KeptCalls {
+    /// The runtime's lane, for acks.
     kept: Arc<KeptConnections>,
+    /// The client's lane, for enqueues (`kept.rs`, [`Lanes`]).
+    client_kept: Arc<KeptConnections>,
     enqueue: String,
     ack_turn: String,
     ack_worker: String,
@@ -49,9 +52,10 @@ impl KeptCalls {
     /// `schema` is the store's, validated as a plain identifier at connect
     /// time; `ack` the qualified name of the turn ack to call (the crate's or
     /// ours, `turn_ack_sql.rs`).
-    fn new(kept: Arc<KeptConnections>, schema: &str, ack: &str) -> Self {
+    fn new(lanes: &Lanes, schema: &str, ack: &str) -> Self {
         Self {
-            kept,
+            kept: lanes.runtime.clone(),
+            client_kept: lanes.client.clone(),
             enqueue: format!(
                 "SELECT {schema}.enqueue_orchestrator_work($1, $2, TO_TIMESTAMP($3 / 1000.0), \
                  NULL, NULL, NULL)"
@@ -77,14 +81,15 @@ pub(crate) fn ack_worker_statement(schema: &str) -> String {
     )
 }
 
-/// `store` with its acks and enqueues on `kept`, turns acked by `ack`.
+/// `store` with its acks on the runtime's lane of `lanes` and its enqueues
+/// on the client's, turns acked by `ack`.
 pub(crate) fn over(
     store: Arc<dyn Provider>,
-    kept: Arc<KeptConnections>,
+    lanes: &Lanes,
     schema: &str,
     ack: &str,
 ) -> Arc<dyn Provider> {
-    Stacked::over(KeptCalls::new(kept, schema, ack), store)
+    Stacked::over(KeptCalls::new(lanes, schema, ack), store)
 }
 
 /// How a call of ours that failed ends: `Err` for a terminated session (the
@@ -117,17 +122,18 @@ struct Gone {
 }
 
 impl KeptCalls {
-    /// Runs one of the crate's store functions on a kept connection:
-    /// `Ok(true)` once it committed, `Ok(false)` when the crate's own call
-    /// should run instead (`after_failure`), and the crate's error for a lock
-    /// that is `gone`.
+    /// Runs one of the crate's store functions on a connection kept in
+    /// `lane`: `Ok(true)` once it committed, `Ok(false)` when the crate's own
+    /// call should run instead (`after_failure`), and the crate's error for a
+    /// lock that is `gone`.
     async fn run(
         &self,
+        lane: &KeptConnections,
         op: &'static str,
         query: Query<'_, Postgres, PgArguments>,
         gone: Option<Gone>,
     ) -> Result<bool, ProviderError> {
-        match self.kept.execute(query).await {
+        match lane.execute(query).await {
             Ok(_) => Ok(true),
             Err(e) => match gone {
                 Some(g) if raised(&e).is_some_and(|m| m.contains(g.raises)) => {
@@ -161,7 +167,10 @@ impl Layer for KeptCalls {
             .bind(instance)
             .bind(&json)
             .bind(visible_at);
-        if self.run("enqueue_orchestrator_work", query, None).await? {
+        if self
+            .run(&self.client_kept, "enqueue_orchestrator_work", query, None)
+            .await?
+        {
             return Ok(());
         }
         next.enqueue_for_orchestrator(item, delay).await
@@ -194,7 +203,7 @@ impl Layer for KeptCalls {
                     message: "Invalid lock token",
                 };
                 if self
-                    .run("ack_orchestration_item", query, Some(gone))
+                    .run(&self.kept, "ack_orchestration_item", query, Some(gone))
                     .await?
                 {
                     return Ok(());
@@ -238,7 +247,10 @@ impl Layer for KeptCalls {
                     op: "ack_worker",
                     message: "Worker queue item not found or already processed",
                 };
-                if self.run("ack_worker", query, Some(gone)).await? {
+                if self
+                    .run(&self.kept, "ack_worker", query, Some(gone))
+                    .await?
+                {
                     return Ok(());
                 }
             }

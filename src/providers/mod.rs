@@ -71,9 +71,9 @@ pub(crate) enum Backend {
     },
     Postgres {
         pool: PgPool,
-        /// Connections the provider's most frequent calls keep between
-        /// calls (`kept.rs`).
-        kept: Arc<kept::KeptConnections>,
+        /// The connections the provider's client calls keep between calls
+        /// (`kept.rs`, the client's lane).
+        client_kept: Arc<kept::KeptConnections>,
         schema: String,
         /// Set by the first runtime that checked the database for other
         /// duroxide schemas, so the runtimes of one provider warn once.

@@ -218,22 +218,22 @@ async fn explain_pool_timeout(
 async fn stacked(provider: PostgresProvider, may_install: bool) -> NativeProvider {
     let pool = provider.pool().clone();
     let schema = provider.schema_name().to_string();
-    let kept = Arc::new(KeptConnections::new(pool.clone()));
+    let lanes = KeptConnections::lanes(pool.clone());
     let store: Arc<dyn duroxide::providers::Provider> = Arc::new(provider);
     let ack = if may_install {
         super::turn_ack_sql::install(&pool, &schema).await
     } else {
         super::turn_ack_sql::crate_ack(&schema)
     };
-    let store = super::kept_calls::over(store, kept.clone(), &schema, &ack);
+    let store = super::kept_calls::over(store, &lanes, &schema, &ack);
     let (store, ridden) = if may_install {
-        super::history_tail::over(store, &pool, &schema, kept.clone(), &ack).await
+        super::history_tail::over(store, &pool, &schema, lanes.runtime.clone(), &ack).await
     } else {
         (store, None)
     };
     let backend = Backend::Postgres {
         pool,
-        kept,
+        client_kept: lanes.client,
         schema,
         schemas_checked: Default::default(),
         ridden,
@@ -396,8 +396,9 @@ mod tests {
         assert!(check_url("not a url").is_err());
     }
 
-    /// A connected provider's starts run on its kept connections
-    /// (`kept.rs`, `kept_calls.rs`), not through the pool.
+    /// A connected provider's starts run on its client lane's kept
+    /// connections (`kept.rs`, `kept_calls.rs`), not through the pool nor
+    /// on the runtime's lane.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_providers_starts_run_on_kept_connections() {
         let url = std::env::var("DATABASE_URL")
@@ -406,7 +407,12 @@ mod tests {
         let provider = super::connect_postgres(url, Some(schema.clone()), None)
             .await
             .unwrap();
-        let super::Backend::Postgres { kept, pool, .. } = provider.backend().clone() else {
+        let super::Backend::Postgres {
+            client_kept: kept,
+            pool,
+            ..
+        } = provider.backend().clone()
+        else {
             unreachable!()
         };
         let client = duroxide::Client::new(provider.provider());

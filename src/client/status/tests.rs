@@ -157,7 +157,7 @@ async fn postgres_every_state_reads_as_duroxide_reads_it() {
     let kept = Arc::new(KeptConnections::new(pool.clone()));
     let backend = Backend::Postgres {
         pool: pool.clone(),
-        kept: kept.clone(),
+        client_kept: kept.clone(),
         schema: schema.clone(),
         schemas_checked: Arc::default(),
         ridden: None,

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 
-use super::{KeptConnections, LINGER};
+use super::{KeptConnections, LINGER, MIN_POOL_FOR_LANES};
 use crate::providers::scratch::database_url as url;
 
 async fn pool(max: u32) -> PgPool {
@@ -201,5 +201,50 @@ async fn a_call_waiting_for_the_pool_gets_the_next_connection_given_back() {
     assert!(
         waited_for < CALLS / 2,
         "one caller's first call returned after {waited_for} of the other's {CALLS}"
+    );
+}
+
+/// A client call does not take the connection the runtime's lane keeps,
+/// and each lane's next call runs on the backend its last one did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_call_runs_on_its_own_lanes_backend() {
+    let pool = pool(5).await;
+    open_all(&pool, 5).await;
+    let lanes = KeptConnections::lanes(pool.clone());
+    let runtime = backend_of(&lanes.runtime).await;
+    let client = backend_of(&lanes.client).await;
+    assert_ne!(
+        client, runtime,
+        "the client call took the runtime's connection"
+    );
+    for _ in 0..3 {
+        assert_eq!(backend_of(&lanes.runtime).await, runtime);
+        assert_eq!(backend_of(&lanes.client).await, client);
+    }
+}
+
+/// With both lanes busy, one connection of the pool is still left for the
+/// crate's own calls; a pool too small for two lanes has one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lanes_keep_one_connection_of_the_pool_free() {
+    let pool = pool(5).await;
+    open_all(&pool, 5).await;
+    let lanes = KeptConnections::lanes(pool.clone());
+    tokio::join!(
+        slow_backend_of(&lanes.runtime, 30),
+        slow_backend_of(&lanes.runtime, 30),
+        slow_backend_of(&lanes.runtime, 30),
+        slow_backend_of(&lanes.runtime, 30),
+        slow_backend_of(&lanes.client, 30),
+    );
+    assert_eq!(lanes.runtime.held() + lanes.client.held(), 4);
+    assert_eq!(lanes.client.held(), 1);
+
+    let small = self::pool(MIN_POOL_FOR_LANES - 1).await;
+    let one = KeptConnections::lanes(small);
+    assert!(
+        std::sync::Arc::ptr_eq(&one.runtime, &one.client),
+        "a pool of {} has two lanes",
+        MIN_POOL_FOR_LANES - 1
     );
 }

@@ -37,7 +37,7 @@ impl Schema {
         let pg: Arc<dyn Provider> = Arc::new(pg);
         let ack = crate::providers::turn_ack_sql::install(&pool, &name).await;
         let layer = Arc::new(KeptCalls::new(
-            Arc::new(KeptConnections::new(pool.clone())),
+            &KeptConnections::lanes(pool.clone()),
             &name,
             &ack,
         ));
