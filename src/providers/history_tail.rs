@@ -48,6 +48,7 @@ use row::Row;
 mod ride;
 mod row;
 mod sql;
+mod warm;
 pub(crate) use sql::activity_ack_prelude;
 #[cfg(test)]
 mod tests;
@@ -130,6 +131,34 @@ pub(crate) struct HistoryTail {
 /// A fetched item and its lock token, as the `Provider` fetches return them.
 type Fetched<T> = (T, String, u32);
 
+/// The statement that calls `function`, one of the functions that return a
+/// turn, on `args` parameters.
+fn turn_call(function: &str, args: usize) -> String {
+    format!(
+        "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
+         out_history::text, out_messages::text, out_lock_token, out_attempt_count, out_kv_snapshot, \
+         out_history_after, out_created_us FROM {function}({})",
+        parameters(args)
+    )
+}
+
+/// The statement that calls `function`, one of the functions that return a
+/// worker item, on `args` parameters.
+fn work_call(function: &str, args: usize) -> String {
+    format!(
+        "SELECT out_work_item, out_lock_token, out_attempt_count FROM {function}({})",
+        parameters(args)
+    )
+}
+
+/// `$1, $2, .., $n`.
+fn parameters(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A capability filter's packed version range (`version_range`).
 type Range = (Option<i64>, Option<i64>);
 
@@ -145,6 +174,8 @@ pub(crate) async fn over(
 ) -> (Arc<dyn Provider>, Option<Ridden>) {
     match HistoryTail::install(pool, schema, kept, ack).await {
         Ok(Some(layer)) => {
+            let warmed = layer.warm(pool, schema, ack).await;
+            tracing::debug!(target: "duroxide_node::providers", schema, warmed, "connections warmed");
             let layer = Arc::new(layer);
             let ridden = Ridden(layer.clone());
             (Arc::new(Stacked::new(layer, store)), Some(ridden))
@@ -296,17 +327,10 @@ impl HistoryTail {
         let known = self.histories.lock().expect("histories").known();
         let now_ms = now_ms();
         let (function, args) = match (ack, &self.worker_ride) {
-            (Some(_), Some(ride)) => (ride, "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"),
-            _ => (
-                self.async_fetch.as_ref().unwrap_or(&self.function),
-                "$1, $2, $3, $4, $5, $6, $7, $8",
-            ),
+            (Some(_), Some(ride)) => (ride, 12),
+            _ => (self.async_fetch.as_ref().unwrap_or(&self.function), 8),
         };
-        let sql = format!(
-            "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
-             out_history::text, out_messages::text, out_lock_token, out_attempt_count, out_kv_snapshot, \
-             out_history_after, out_created_us FROM {function}({args})"
-        );
+        let sql = turn_call(function, args);
         let mut query = sqlx::query_as(&sql);
         if let (Some((token, instance, completion)), Some(_)) = (ack, &self.worker_ride) {
             query = query
@@ -343,16 +367,13 @@ impl HistoryTail {
         let row: Option<(String, String, i32)> = self
             .kept
             .fetch_optional(
-                sqlx::query_as(&format!(
-                    "SELECT out_work_item, out_lock_token, out_attempt_count \
-             FROM {function}($1, $2, $3, $4, $5, $6)"
-                ))
-                .bind(now_ms())
-                .bind(lock_timeout.as_millis() as i64)
-                .bind(session.map(|s| s.owner_id.as_str()))
-                .bind(session.map(|s| s.lock_timeout.as_millis() as i64))
-                .bind(&tags.1)
-                .bind(tags.0),
+                sqlx::query_as(&work_call(function, 6))
+                    .bind(now_ms())
+                    .bind(lock_timeout.as_millis() as i64)
+                    .bind(session.map(|s| s.owner_id.as_str()))
+                    .bind(session.map(|s| s.lock_timeout.as_millis() as i64))
+                    .bind(&tags.1)
+                    .bind(tags.0),
             )
             .await
             .ok()?;

@@ -56,11 +56,8 @@ impl KeptCalls {
         Self {
             kept: lanes.runtime.clone(),
             client_kept: lanes.client.clone(),
-            enqueue: format!(
-                "SELECT {schema}.enqueue_orchestrator_work($1, $2, TO_TIMESTAMP($3 / 1000.0), \
-                 NULL, NULL, NULL)"
-            ),
-            ack_turn: format!("SELECT {ack}($1, $2, $3, $4, $5, $6, $7, $8)"),
+            enqueue: enqueue_statement(schema),
+            ack_turn: ack_turn_statement(ack),
             ack_worker: ack_worker_statement(schema),
             crate_calls: AtomicU64::new(0),
         }
@@ -70,6 +67,20 @@ impl KeptCalls {
     fn crate_call(&self) {
         self.crate_calls.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// The turn ack `ack` on a turn's packed arguments (`pg_packing.rs`).
+pub(crate) fn ack_turn_statement(ack: &str) -> String {
+    format!("SELECT {ack}($1, $2, $3, $4, $5, $6, $7, $8)")
+}
+
+/// The crate's `enqueue_orchestrator_work` on (instance, item, visible at
+/// in ms since the epoch).
+pub(crate) fn enqueue_statement(schema: &str) -> String {
+    format!(
+        "SELECT {schema}.enqueue_orchestrator_work($1, $2, TO_TIMESTAMP($3 / 1000.0), \
+         NULL, NULL, NULL)"
+    )
 }
 
 /// The crate's `ack_worker`, committing without waiting for its WAL flush

@@ -42,9 +42,19 @@ impl TurnAck {
     /// `now_ms`, execution id, then the documents. `None` if one does not
     /// encode (the crate's call then reports it).
     pub(crate) fn arguments(&self, lock_token: &str, execution_id: u64) -> Option<PgArguments> {
+        self.arguments_at(lock_token, now_ms(), execution_id)
+    }
+
+    /// [`Self::arguments`] with the store's clock read as `now_ms`.
+    pub(crate) fn arguments_at(
+        &self,
+        lock_token: &str,
+        now_ms: i64,
+        execution_id: u64,
+    ) -> Option<PgArguments> {
         let mut args = PgArguments::default();
         args.add(lock_token).ok()?;
-        args.add(now_ms()).ok()?;
+        args.add(now_ms).ok()?;
         args.add(execution_id as i64).ok()?;
         for document in [
             &self.history_delta,

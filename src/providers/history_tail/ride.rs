@@ -31,7 +31,7 @@ use duroxide::providers::{Provider, ProviderError, TagFilter, WorkItem};
 use sqlx::postgres::PgArguments;
 
 use super::row::Row;
-use super::{AckMark, Fetched, HistoryTail, Range};
+use super::{turn_call, work_call, AckMark, Fetched, HistoryTail, Range};
 use crate::providers::histories::{Held, MIN_EVENTS};
 use crate::providers::kept_calls::after_failure;
 
@@ -309,12 +309,7 @@ impl HistoryTail {
             known.2[at] = h.last_event_id() as i64;
             known.3[at] = h.created_us;
         }
-        let sql = format!(
-            "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
-             out_history::text, out_messages::text, out_lock_token, out_attempt_count, out_kv_snapshot, \
-             out_history_after, out_created_us \
-             FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-        );
+        let sql = turn_call(function, 15);
         AckMark::fetches_turn();
         let row: Result<Option<Row>, sqlx::Error> = self
             .kept
@@ -357,10 +352,7 @@ impl HistoryTail {
         let Some(function) = &self.turn_ride else {
             return Ok(false);
         };
-        let sql = format!(
-            "SELECT out_work_item, out_lock_token, out_attempt_count \
-             FROM {function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-        );
+        let sql = work_call(function, 11);
         AckMark::fetches_work();
         let row: Result<Option<(String, String, i32)>, sqlx::Error> = self
             .kept

@@ -1,0 +1,401 @@
+//! Warming a provider's connections before its first turns (Postgres).
+//!
+//! A server backend compiles a PL/pgSQL function the first time it calls
+//! it, plans each of the function's statements the first time it runs them,
+//! and loads each table's catalog entries the first time a statement touches
+//! the table. On the bench host a fresh backend took 3.0 ms for its first
+//! enqueue and 6.2 ms for its first tail fetch, against 0.23 and 0.55 ms for
+//! the next ones; a runtime's first turns run on backends of a pool that has
+//! only just opened, so the first 25 of 200 hello orchestrations took 70 to
+//! 100 ms against 50 ms for each later 25.
+//!
+//! So when the layer installs, it runs two synthetic hellos on each of up to
+//! [`WARMED`] connections at once, through the statements the provider's
+//! calls use, in one transaction that it then rolls back. Each enqueues a
+//! start and fetches it. The first then acks the turn with an activity while
+//! fetching that activity, acks the activity while fetching the next turn,
+//! and acks that turn (completing the instance) while fetching the next:
+//! the rides (`ride.rs`). The second acks and fetches in calls of their own.
+//!
+//! It cannot touch anyone's work: every call passes a store clock of 1 ms
+//! after the epoch ([`NOW_MS`]), and its start is visible from the epoch, so
+//! its fetches see only the rows it wrote (an item of the store's is visible
+//! from a real time, and a lock of the store's looks held); its instance id
+//! is new (a UUID), so its advisory locks meet no one; and its rows, never
+//! committed, are seen by no other session and leave with the rollback. A
+//! warm-up that fails or takes longer than [`TIMEOUT`] is dropped, which
+//! rolls it back too; the provider works as it would have, only colder.
+//! `DUROXIDE_NODE_WARM=off`, read when the provider connects, skips it (for
+//! A/B runs).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use duroxide::providers::{DispatcherCapabilityFilter, ExecutionMetadata, TagFilter, WorkItem};
+use duroxide::{Event, EventKind};
+use sqlx::postgres::PgArguments;
+use sqlx::{Connection, PgConnection, PgPool};
+
+use super::ride::{tags, Tags};
+use super::row::Row;
+use super::{turn_call, version_range, work_call, HistoryTail, Range};
+use crate::providers::kept_calls::{ack_turn_statement, ack_worker_statement, enqueue_statement};
+use crate::providers::pg_packing;
+
+/// The most connections warmed: a runtime's dispatchers keep up to the
+/// pool's size less two (`kept.rs`), and the bench's pool is 5.
+const WARMED: u32 = 4;
+
+/// How long a provider's connect waits for its warm-ups.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The store clock of every call a warm-up makes.
+const NOW_MS: i64 = 1;
+
+const LOCK_TIMEOUT_MS: i64 = 30_000;
+
+const NAME: &str = "duroxide-node-warm-up";
+
+/// The statements a warm-up runs, as the provider's calls run them (so
+/// sqlx has them prepared on the warmed connection too).
+struct Calls {
+    enqueue: String,
+    fetch: String,
+    ack_turn: String,
+    fetch_work: String,
+    ack_worker: String,
+    turn_ride: String,
+    worker_ride: String,
+    next_turn: String,
+    range: Range,
+    tags: Tags,
+}
+
+/// What the warm-up's fetches are told they hold: nothing.
+type Known = (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>);
+
+impl HistoryTail {
+    /// Warms up to [`WARMED`] of `pool`'s connections; how many it warmed.
+    /// Nothing without the rides and the worker fetch, which a hello's
+    /// turns run through.
+    pub(super) async fn warm(&self, pool: &PgPool, schema: &str, ack: &str) -> usize {
+        if std::env::var("DUROXIDE_NODE_WARM").as_deref() == Ok("off") {
+            return 0;
+        }
+        let (Some(turn_ride), Some(worker_ride), Some(next_turn), Some(fetch_work)) = (
+            &self.turn_ride,
+            &self.worker_ride,
+            &self.next_turn_ride,
+            &self.async_work_fetch,
+        ) else {
+            return 0;
+        };
+        let calls = Arc::new(Calls {
+            enqueue: enqueue_statement(schema),
+            fetch: turn_call(self.async_fetch.as_ref().unwrap_or(&self.function), 8),
+            ack_turn: ack_turn_statement(ack),
+            fetch_work: work_call(fetch_work, 6),
+            ack_worker: ack_worker_statement(schema),
+            turn_ride: work_call(turn_ride, 11),
+            worker_ride: turn_call(worker_ride, 12),
+            next_turn: turn_call(next_turn, 15),
+            range: version_range(Some(
+                &DispatcherCapabilityFilter::default_for_current_build(),
+            ))
+            .unwrap_or((None, None)),
+            tags: tags(&TagFilter::default()),
+        });
+        let count = pool
+            .options()
+            .get_max_connections()
+            .saturating_sub(1)
+            .min(WARMED);
+        // All at once, so that each holds a connection of its own.
+        let mut runs = tokio::task::JoinSet::new();
+        for _ in 0..count {
+            let (calls, pool) = (calls.clone(), pool.clone());
+            runs.spawn(async move { calls.run(&pool).await });
+        }
+        let mut warmed = 0;
+        let joined = tokio::time::timeout(TIMEOUT, async {
+            while let Some(run) = runs.join_next().await {
+                match run {
+                    Ok(Ok(())) => warmed += 1,
+                    Ok(Err(e)) => {
+                        tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "a connection's warm-up failed");
+                    }
+                    Err(_) => {}
+                }
+            }
+        })
+        .await;
+        if joined.is_err() {
+            tracing::debug!(target: "duroxide_node::providers", schema, "warm-ups still running after {TIMEOUT:?}; dropped");
+        }
+        warmed
+    }
+}
+
+fn db(e: sqlx::Error) -> String {
+    e.to_string()
+}
+
+impl Calls {
+    /// Both hellos in one transaction, rolled back.
+    async fn run(&self, pool: &PgPool) -> Result<(), String> {
+        let mut conn = pool.acquire().await.map_err(db)?;
+        let mut tx = conn.begin().await.map_err(db)?;
+        self.ridden(&mut tx).await?;
+        self.plain(&mut tx).await?;
+        tx.rollback().await.map_err(db)
+    }
+
+    /// A hello whose acks fetch.
+    async fn ridden(&self, tx: &mut PgConnection) -> Result<(), String> {
+        let hello = Hello::new();
+        self.enqueue(tx, &hello).await?;
+        let token = self.fetch(tx, &hello).await?;
+        let work: Option<(String, String, i32)> =
+            sqlx::query_as_with(&self.turn_ride, hello.first_turn(&token)?)
+                .bind(LOCK_TIMEOUT_MS)
+                .bind(&self.tags.1)
+                .bind(self.tags.0)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db)?;
+        let worker_token = hello.own_work(work)?;
+        let known = Known::default();
+        let turn: Option<Row> = sqlx::query_as(&self.worker_ride)
+            .bind(&worker_token)
+            .bind(&hello.instance)
+            .bind(hello.completion()?)
+            .bind(NOW_MS)
+            .bind(&known.0)
+            .bind(&known.1)
+            .bind(&known.2)
+            .bind(&known.3)
+            .bind(NOW_MS)
+            .bind(LOCK_TIMEOUT_MS)
+            .bind(self.range.0)
+            .bind(self.range.1)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db)?;
+        let token = hello.own_turn(turn)?;
+        let next: Option<Row> = sqlx::query_as_with(&self.next_turn, hello.last_turn(&token)?)
+            .bind(&known.0)
+            .bind(&known.1)
+            .bind(&known.2)
+            .bind(&known.3)
+            .bind(LOCK_TIMEOUT_MS)
+            .bind(self.range.0)
+            .bind(self.range.1)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db)?;
+        match next {
+            None => Ok(()),
+            Some(_) => Err("the warm-up's last ack fetched a turn".into()),
+        }
+    }
+
+    /// A hello whose acks and fetches are calls of their own.
+    async fn plain(&self, tx: &mut PgConnection) -> Result<(), String> {
+        let hello = Hello::new();
+        self.enqueue(tx, &hello).await?;
+        let token = self.fetch(tx, &hello).await?;
+        sqlx::query_with(&self.ack_turn, hello.first_turn(&token)?)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        let work: Option<(String, String, i32)> = sqlx::query_as(&self.fetch_work)
+            .bind(NOW_MS)
+            .bind(LOCK_TIMEOUT_MS)
+            .bind(None::<&str>)
+            .bind(None::<i64>)
+            .bind(&self.tags.1)
+            .bind(self.tags.0)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db)?;
+        let worker_token = hello.own_work(work)?;
+        sqlx::query(&self.ack_worker)
+            .bind(&worker_token)
+            .bind(&hello.instance)
+            .bind(hello.completion()?)
+            .bind(NOW_MS)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        let token = self.fetch(tx, &hello).await?;
+        sqlx::query_with(&self.ack_turn, hello.last_turn(&token)?)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn enqueue(&self, tx: &mut PgConnection, hello: &Hello) -> Result<(), String> {
+        sqlx::query(&self.enqueue)
+            .bind(&hello.instance)
+            .bind(hello.start()?)
+            .bind(0i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// The lock token of `hello`'s next turn.
+    async fn fetch(&self, tx: &mut PgConnection, hello: &Hello) -> Result<String, String> {
+        let known = Known::default();
+        let turn: Option<Row> = sqlx::query_as(&self.fetch)
+            .bind(&known.0)
+            .bind(&known.1)
+            .bind(&known.2)
+            .bind(&known.3)
+            .bind(NOW_MS)
+            .bind(LOCK_TIMEOUT_MS)
+            .bind(self.range.0)
+            .bind(self.range.1)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db)?;
+        hello.own_turn(turn)
+    }
+}
+
+/// A synthetic instance of one activity: what its calls send.
+struct Hello {
+    instance: String,
+}
+
+impl Hello {
+    fn new() -> Self {
+        Self {
+            instance: format!("{NAME}-{}", uuid::Uuid::new_v4()),
+        }
+    }
+
+    fn start(&self) -> Result<String, String> {
+        serde_json::to_string(&WorkItem::StartOrchestration {
+            instance: self.instance.clone(),
+            orchestration: NAME.into(),
+            input: "null".into(),
+            version: Some("1.0.0".into()),
+            parent_instance: None,
+            parent_id: None,
+            parent_execution_id: None,
+            execution_id: 1,
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    fn event(&self, id: u64, source: Option<u64>, kind: EventKind) -> Event {
+        Event::with_event_id(id, &self.instance, 1, source, kind)
+    }
+
+    fn metadata() -> ExecutionMetadata {
+        ExecutionMetadata {
+            orchestration_name: Some(NAME.into()),
+            orchestration_version: Some("1.0.0".into()),
+            ..Default::default()
+        }
+    }
+
+    /// The first turn's ack: started, one activity scheduled.
+    fn first_turn(&self, token: &str) -> Result<PgArguments, String> {
+        let started = EventKind::OrchestrationStarted {
+            name: NAME.into(),
+            version: "1.0.0".into(),
+            input: "null".into(),
+            parent_instance: None,
+            parent_id: None,
+            parent_execution_id: None,
+            carry_forward_events: None,
+            initial_custom_status: None,
+        };
+        let scheduled = EventKind::ActivityScheduled {
+            name: NAME.into(),
+            input: "null".into(),
+            session_id: None,
+            tag: None,
+        };
+        let activity = WorkItem::ActivityExecute {
+            instance: self.instance.clone(),
+            execution_id: 1,
+            id: 2,
+            name: NAME.into(),
+            input: "null".into(),
+            session_id: None,
+            tag: None,
+        };
+        pg_packing::turn_ack(
+            &[self.event(1, None, started), self.event(2, None, scheduled)],
+            &[activity],
+            &[],
+            &Self::metadata(),
+            &[],
+        )
+        .and_then(|p| p.arguments_at(token, NOW_MS, 1))
+        .ok_or_else(|| "the warm-up's first turn does not pack".into())
+    }
+
+    /// The activity's result, as its worker acks it.
+    fn completion(&self) -> Result<String, String> {
+        serde_json::to_string(&WorkItem::ActivityCompleted {
+            instance: self.instance.clone(),
+            execution_id: 1,
+            id: 2,
+            result: "null".into(),
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    /// The last turn's ack: the activity's result, the instance completed.
+    fn last_turn(&self, token: &str) -> Result<PgArguments, String> {
+        let result = EventKind::ActivityCompleted {
+            result: "null".into(),
+        };
+        let completed = EventKind::OrchestrationCompleted {
+            output: "null".into(),
+        };
+        pg_packing::turn_ack(
+            &[
+                self.event(3, Some(2), result),
+                self.event(4, None, completed),
+            ],
+            &[],
+            &[],
+            &ExecutionMetadata {
+                status: Some("Completed".into()),
+                output: Some("null".into()),
+                ..Self::metadata()
+            },
+            &[],
+        )
+        .and_then(|p| p.arguments_at(token, NOW_MS, 1))
+        .ok_or_else(|| "the warm-up's last turn does not pack".into())
+    }
+
+    /// The lock token of a fetched turn, if it is this instance's.
+    fn own_turn(&self, turn: Option<Row>) -> Result<String, String> {
+        match turn {
+            Some(row) if row.0 == self.instance => Ok(row.6),
+            Some(_) => Err("a warm-up fetched another instance's turn".into()),
+            None => Err("a warm-up fetched no turn".into()),
+        }
+    }
+
+    /// The lock token of a fetched worker item, if it is this instance's.
+    fn own_work(&self, work: Option<(String, String, i32)>) -> Result<String, String> {
+        match work {
+            Some((item, token, _)) if item.contains(&self.instance) => Ok(token),
+            Some(_) => Err("a warm-up fetched another instance's activity".into()),
+            None => Err("a warm-up fetched no activity".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,110 @@
+//! On a real Postgres schema of their own, with a real item of the store's
+//! queued while the warm-ups run.
+
+use duroxide::providers::{Provider, WorkItem};
+use duroxide_pg::PostgresProvider;
+use sqlx::PgPool;
+
+use super::super::tests::kept;
+use super::super::HistoryTail;
+use crate::providers::scratch::database_url as url;
+
+/// Every row of the schema's tables, as text, in a stable order.
+async fn rows(pool: &PgPool, schema: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    for table in [
+        "instances",
+        "executions",
+        "history",
+        "orchestrator_queue",
+        "worker_queue",
+        "instance_locks",
+        "kv_store",
+    ] {
+        let rows: Vec<(String,)> = sqlx::query_as(&format!(
+            "SELECT t::text FROM {schema}.{table} t ORDER BY t::text"
+        ))
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        all.extend(rows.into_iter().map(|(r,)| format!("{table}: {r}")));
+    }
+    all
+}
+
+/// Each warm-up runs both its synthetic hellos (a step that did not come
+/// out as planned fails it), on connections of its own, and the store is
+/// left as it was: the queued start of someone else's instance is neither
+/// taken nor changed, and nothing of the warm-ups' remains.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_ups_run_a_whole_hello_and_leave_the_store_as_it_was() {
+    let schema = format!("tail_warm_{}", std::process::id());
+    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
+        .await
+        .unwrap();
+    let pool = pg.pool().clone();
+    pg.enqueue_for_orchestrator(
+        WorkItem::StartOrchestration {
+            instance: "theirs".into(),
+            orchestration: "O".into(),
+            input: "\"x\"".into(),
+            version: None,
+            parent_instance: None,
+            parent_id: None,
+            parent_execution_id: None,
+            execution_id: 1,
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    let before = rows(&pool, &schema).await;
+    assert_eq!(before.len(), 1, "{before:?}");
+
+    let ack = crate::providers::turn_ack_sql::install(&pool, &schema).await;
+    let layer = HistoryTail::install(&pool, &schema, kept(&pool), &ack)
+        .await
+        .unwrap()
+        .expect("the tail fetch derives from this duroxide-pg's fetch");
+    let max = pool.options().get_max_connections();
+    assert_eq!(
+        layer.warm(&pool, &schema, &ack).await,
+        (max - 1).min(super::WARMED) as usize
+    );
+    assert_eq!(rows(&pool, &schema).await, before);
+
+    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}
+
+/// A provider's connect warms its connections: its pool has opened one
+/// for each warm-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connect_warms_the_pools_connections() {
+    let schema = format!("tail_warm_connect_{}", std::process::id());
+    let pg = PostgresProvider::new_with_schema(&url(), Some(&schema))
+        .await
+        .unwrap();
+    let pool = pg.pool().clone();
+    let ack = crate::providers::turn_ack_sql::install(&pool, &schema).await;
+    let (_store, ridden) = super::super::over(
+        std::sync::Arc::new(pg) as std::sync::Arc<dyn Provider>,
+        &pool,
+        &schema,
+        kept(&pool),
+        &ack,
+    )
+    .await;
+    assert!(ridden.is_some());
+    assert!(
+        pool.size() >= super::WARMED,
+        "the pool has {} connections",
+        pool.size()
+    );
+    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}
