@@ -19,6 +19,7 @@
 //! - `trace_context.rs`: the W3C trace context an instance carries in its inputs.
 //! - `runtime_metrics.rs`: the counters `metricsSnapshot()` returns;
 //!   `metrics_text.rs`: the Prometheus text of `metricsText()`.
+//! - `tokio_runtime.rs`: the Tokio runtime napi-rs runs everything on.
 //! - `testing/`: the native half of `duroxide-node/testing` (the replay check,
 //!   `TestEnv`'s store with a provider layer of virtual time).
 #![deny(clippy::all)]
@@ -41,4 +42,5 @@ mod rules;
 mod runtime;
 mod runtime_metrics;
 mod testing;
+mod tokio_runtime;
 mod trace_context;
