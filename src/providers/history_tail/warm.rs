@@ -34,7 +34,8 @@ use std::time::Duration;
 use duroxide::providers::{DispatcherCapabilityFilter, ExecutionMetadata, TagFilter, WorkItem};
 use duroxide::{Event, EventKind};
 use sqlx::postgres::PgArguments;
-use sqlx::{Connection, PgConnection, PgPool};
+use sqlx::query::QueryAs;
+use sqlx::{Connection, PgConnection, PgPool, Postgres};
 
 use super::ride::{tags, Tags};
 use super::row::Row;
@@ -164,29 +165,23 @@ impl Calls {
                 .await
                 .map_err(db)?;
         let worker_token = hello.own_work(work)?;
-        let known = Known::default();
-        let turn: Option<Row> = sqlx::query_as(&self.worker_ride)
+        let ack = sqlx::query_as(&self.worker_ride)
             .bind(&worker_token)
             .bind(&hello.instance)
             .bind(hello.completion()?)
-            .bind(NOW_MS)
-            .bind(&known.0)
-            .bind(&known.1)
-            .bind(&known.2)
-            .bind(&known.3)
-            .bind(NOW_MS)
-            .bind(LOCK_TIMEOUT_MS)
-            .bind(self.range.0)
-            .bind(self.range.1)
+            .bind(NOW_MS);
+        let turn: Option<Row> = self
+            .fetching(ack)
             .fetch_optional(&mut *tx)
             .await
             .map_err(db)?;
         let token = hello.own_turn(turn)?;
+        let known = Known::default();
         let next: Option<Row> = sqlx::query_as_with(&self.next_turn, hello.last_turn(&token)?)
-            .bind(&known.0)
-            .bind(&known.1)
-            .bind(&known.2)
-            .bind(&known.3)
+            .bind(known.0)
+            .bind(known.1)
+            .bind(known.2)
+            .bind(known.3)
             .bind(LOCK_TIMEOUT_MS)
             .bind(self.range.0)
             .bind(self.range.1)
@@ -248,20 +243,29 @@ impl Calls {
 
     /// The lock token of `hello`'s next turn.
     async fn fetch(&self, tx: &mut PgConnection, hello: &Hello) -> Result<String, String> {
-        let known = Known::default();
-        let turn: Option<Row> = sqlx::query_as(&self.fetch)
-            .bind(&known.0)
-            .bind(&known.1)
-            .bind(&known.2)
-            .bind(&known.3)
-            .bind(NOW_MS)
-            .bind(LOCK_TIMEOUT_MS)
-            .bind(self.range.0)
-            .bind(self.range.1)
+        let turn: Option<Row> = self
+            .fetching(sqlx::query_as(&self.fetch))
             .fetch_optional(&mut *tx)
             .await
             .map_err(db)?;
         hello.own_turn(turn)
+    }
+
+    /// `query` with a tail fetch's arguments bound, holding nothing.
+    fn fetching<'q>(
+        &self,
+        query: QueryAs<'q, Postgres, Row, PgArguments>,
+    ) -> QueryAs<'q, Postgres, Row, PgArguments> {
+        let known = Known::default();
+        query
+            .bind(known.0)
+            .bind(known.1)
+            .bind(known.2)
+            .bind(known.3)
+            .bind(NOW_MS)
+            .bind(LOCK_TIMEOUT_MS)
+            .bind(self.range.0)
+            .bind(self.range.1)
     }
 }
 
