@@ -16,6 +16,8 @@
 //! fetching that activity, acks the activity while fetching the next turn,
 //! and acks that turn (completing the instance) while fetching the next:
 //! the rides (`ride.rs`). The second acks and fetches in calls of their own.
+//! (What stays cold is our own process: with the warm-up, the first 25
+//! hellos still took 65 to 90 ms; `docs/architecture.md`.)
 //!
 //! It cannot touch anyone's work: every call passes a store clock of 1 ms
 //! after the epoch ([`NOW_MS`]), and its start is visible from the epoch, so
