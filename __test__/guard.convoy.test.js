@@ -19,13 +19,18 @@
 // their locks for less (src/providers/history_tail/sql.rs). So at this size
 // the uncapped runtimes no longer pile into the fetch; a fleet of the crate's
 // polling fetches still does, and the cap must hold it there.
+//
+// The pile is a sampled maximum. Over 4 s of load the uncapped fleet's read
+// 4 or 5 in 3 of 20 runs on a 2-vCPU host (debug build), failing the check
+// though the fleet piled up at other moments; over 8 s it read 7 to 11 in 6
+// runs.
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const { runConvoy, format } = require('../bench/convoy')
 const { DATABASE_URL } = require('./helpers')
 
-const FLEET = { wakeup: 'off', tryLocks: 'off', asyncFetch: 'off', processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 10, seconds: 4, turnMs: 20, steps: 2, timeoutMs: 60000 }
+const FLEET = { wakeup: 'off', tryLocks: 'off', asyncFetch: 'off', processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 10, seconds: 8, turnMs: 20, steps: 2, timeoutMs: 60000 }
 const RUNTIMES = FLEET.processes * FLEET.runtimes
 
 /**
