@@ -1,6 +1,7 @@
 //! What installing a store function derived from one of duroxide-pg's
-//! needs, whichever call it derives: a name that follows the text, and an
-//! install that processes starting together do not race on.
+//! needs, whichever call it derives: edits of the crate's text that apply
+//! only to the text they were written against, a name that follows the
+//! text, and an install that processes starting together do not race on.
 
 use sqlx::PgPool;
 
@@ -38,4 +39,79 @@ pub(crate) async fn install_once(
         sqlx::raw_sql(&script).execute(pool).await?;
     }
     Ok(())
+}
+
+/// Where `pattern`'s words occur in `text` as whole words separated by
+/// white space, any run of it standing for any other (the crate's
+/// indentation is not ours to pin).
+fn find_folded(text: &str, pattern: &str) -> Vec<(usize, usize)> {
+    let words: Vec<&str> = pattern.split_whitespace().collect();
+    let Some(first) = words.first() else {
+        return Vec::new();
+    };
+    let ends_word = |at: usize| text[at..].chars().next().is_none_or(char::is_whitespace);
+    let starts_word = |at: usize| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace)
+    };
+    let mut found = Vec::new();
+    for (start, _) in text.match_indices(first) {
+        if !starts_word(start) {
+            continue;
+        }
+        let mut at = start;
+        let whole = words.iter().enumerate().all(|(i, word)| {
+            let rest = &text[at..];
+            let gap = rest.len() - rest.trim_start().len();
+            if (i > 0 && gap == 0) || !rest[gap..].starts_with(word) {
+                return false;
+            }
+            at += gap + word.len();
+            ends_word(at)
+        });
+        if whole {
+            found.push((start, at));
+        }
+    }
+    found
+}
+
+/// `def` with each (the crate's text, ours) pair replaced, the crate's text
+/// found with [`find_folded`]; `None` when one occurs other than once.
+pub(crate) fn rewrite(def: &str, edits: &[(String, String)]) -> Option<String> {
+    let mut def = def.to_string();
+    for (theirs, ours) in edits {
+        let [(start, end)] = find_folded(&def, theirs)[..] else {
+            return None;
+        };
+        def.replace_range(start..end, ours);
+    }
+    Some(def)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_match_whole_words_across_any_white_space() {
+        let text = "x ELSIF a  b\n  c; IF a b\tc;";
+        assert_eq!(find_folded(text, "IF a b c;"), vec![(18, 27)]);
+        assert!(find_folded("IF a bc;", "IF a b").is_empty());
+    }
+
+    #[test]
+    fn a_rewrite_applies_all_its_edits_or_none() {
+        let edits = |b: &str| {
+            vec![
+                ("a  b".to_string(), "x".to_string()),
+                (b.to_string(), "y".to_string()),
+            ]
+        };
+        assert_eq!(rewrite("a b c d", &edits("c")).as_deref(), Some("x y d"));
+        assert_eq!(rewrite("a b c d", &edits("e")), None);
+        assert_eq!(rewrite("a b c c", &edits("c")), None, "a repeated block");
+    }
 }

@@ -10,7 +10,11 @@
 //! hello's two acks run, each a row version and a WAL record on a server
 //! whose CPU bounds the run. Ours writes each row once (`INSERT ... ON
 //! CONFLICT DO UPDATE` with the values the crate's statements end with) and
-//! merges key-values only when the instance has changes to merge.
+//! merges key-values only when the instance has changes to merge. It also
+//! queues a turn's worker items in one `INSERT`, where the crate runs a
+//! loop's query and an insert per item, and deletes the turn's messages and
+//! its lock in one statement: each PL/pgSQL statement costs a plan check,
+//! an executor start and end and a snapshot besides its work.
 //!
 //! Each edit replaces a block of the crate's text that must occur exactly
 //! once (compared with white space folded); when one does not (another
@@ -18,7 +22,7 @@
 
 use sqlx::PgPool;
 
-use super::derived_functions::{fingerprint, install_once, quote_ident};
+use super::derived_functions::{fingerprint, install_once, quote_ident, rewrite};
 
 /// The argument types of the crate's ack and ours.
 const ARGS: &str = "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)";
@@ -29,7 +33,7 @@ pub(crate) fn crate_ack(schema: &str) -> String {
 }
 
 /// (the crate's text, ours) in `s`, the schema as the crate's text names it.
-fn edits(s: &str) -> [(String, String); 3] {
+fn edits(s: &str) -> [(String, String); 5] {
     [
         // Step 7 (the execution's status) moves into the execution's insert.
         (
@@ -109,44 +113,55 @@ fn edits(s: &str) -> [(String, String); 3] {
              ) THEN"
             ),
         ),
+        // The worker items in one statement, in the array's order, which
+        // is the order of their ids.
+        (
+            format!(
+                "FOR v_elem IN SELECT value FROM JSONB_ARRAY_ELEMENTS(p_worker_items) LOOP
+                    IF v_elem ? 'ActivityExecute' THEN
+                        v_item_instance_id := v_elem->'ActivityExecute'->>'instance';
+                        v_item_execution_id := (v_elem->'ActivityExecute'->>'execution_id')::BIGINT;
+                        v_item_activity_id := (v_elem->'ActivityExecute'->>'id')::BIGINT;
+                        v_item_session_id := v_elem->'ActivityExecute'->>'session_id';
+                        v_item_tag := v_elem->'ActivityExecute'->>'tag';
+                    ELSE
+                        v_item_instance_id := NULL;
+                        v_item_execution_id := NULL;
+                        v_item_activity_id := NULL;
+                        v_item_session_id := NULL;
+                        v_item_tag := NULL;
+                    END IF;
+                    INSERT INTO {s}.worker_queue (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)
+                    VALUES (v_elem::TEXT, v_now_ts, v_now_ts, v_item_instance_id, v_item_execution_id, v_item_activity_id, v_item_session_id, v_item_tag);
+                END LOOP;"
+            ),
+            format!(
+                "INSERT INTO {s}.worker_queue (work_item, visible_at, created_at, instance_id, execution_id, activity_id, session_id, tag)
+                SELECT w.item::TEXT, v_now_ts, v_now_ts,
+                       w.item->'ActivityExecute'->>'instance',
+                       (w.item->'ActivityExecute'->>'execution_id')::BIGINT,
+                       (w.item->'ActivityExecute'->>'id')::BIGINT,
+                       w.item->'ActivityExecute'->>'session_id',
+                       w.item->'ActivityExecute'->>'tag'
+                FROM JSONB_ARRAY_ELEMENTS(p_worker_items) WITH ORDINALITY AS w(item, n)
+                ORDER BY w.n;"
+            ),
+        ),
+        // The turn's messages and its lock released in one statement; the
+        // row count checked is still the lock's.
+        (
+            format!(
+                "DELETE FROM {s}.orchestrator_queue q WHERE q.lock_token = p_lock_token;
+                DELETE FROM {s}.instance_locks il"
+            ),
+            format!(
+                "WITH acked AS (
+                    DELETE FROM {s}.orchestrator_queue q WHERE q.lock_token = p_lock_token
+                )
+                DELETE FROM {s}.instance_locks il"
+            ),
+        ),
     ]
-}
-
-/// Where `pattern`'s words occur in `text` as whole words separated by
-/// white space, any run of it standing for any other (the crate's
-/// indentation is not ours to pin).
-fn find_folded(text: &str, pattern: &str) -> Vec<(usize, usize)> {
-    let words: Vec<&str> = pattern.split_whitespace().collect();
-    let Some(first) = words.first() else {
-        return Vec::new();
-    };
-    let ends_word = |at: usize| text[at..].chars().next().is_none_or(char::is_whitespace);
-    let starts_word = |at: usize| {
-        text[..at]
-            .chars()
-            .next_back()
-            .is_none_or(char::is_whitespace)
-    };
-    let mut found = Vec::new();
-    for (start, _) in text.match_indices(first) {
-        if !starts_word(start) {
-            continue;
-        }
-        let mut at = start;
-        let whole = words.iter().enumerate().all(|(i, word)| {
-            let rest = &text[at..];
-            let gap = rest.len() - rest.trim_start().len();
-            if (i > 0 && gap == 0) || !rest[gap..].starts_with(word) {
-                return false;
-            }
-            at += gap + word.len();
-            ends_word(at)
-        });
-        if whole {
-            found.push((start, at));
-        }
-    }
-    found
 }
 
 /// Our function's qualified name and definition from the crate's, named
@@ -156,13 +171,7 @@ pub(crate) fn derive(crate_def: &str, schema: &str) -> Option<(String, String)> 
     const NAME: &str = "duroxide_node_ack_turn_NAME";
     let header = crate_def.find("FUNCTION ")? + "FUNCTION ".len();
     let named = &crate_def[header..header + crate_def[header..].find(HEADER)?];
-    let mut def = crate_def.to_string();
-    for (theirs, ours) in edits(named) {
-        let [(start, end)] = find_folded(&def, &theirs)[..] else {
-            return None;
-        };
-        def.replace_range(start..end, &ours);
-    }
+    let mut def = rewrite(crate_def, &edits(named))?;
     if def.matches(HEADER).count() != 1 {
         return None;
     }

@@ -14,13 +14,6 @@ fn a_definition_without_the_crate_blocks_is_not_derived() {
     .is_none());
 }
 
-#[test]
-fn blocks_match_whole_words_across_any_white_space() {
-    let text = "x ELSIF a  b\n  c; IF a b\tc;";
-    assert_eq!(find_folded(text, "IF a b c;"), vec![(18, 27)]);
-    assert!(find_folded("IF a bc;", "IF a b").is_empty());
-}
-
 /// A schema of its own, migrated by duroxide-pg, with our ack installed;
 /// `ack` is the function a test calls (ours, or the crate's to compare).
 struct Schema {
@@ -78,11 +71,10 @@ fn turn(instance: &'static str, execution: i64, events: &[(i64, &str)], metadata
 }
 
 impl Turn {
-    fn worker(self, item: Value) -> Self {
-        Self {
-            worker: json!([item]),
-            ..self
-        }
+    /// Schedules `item` after the worker items already scheduled.
+    fn worker(mut self, item: Value) -> Self {
+        self.worker.as_array_mut().expect("an array").push(item);
+        self
     }
 
     fn orchestrator(self, item: Value) -> Self {
@@ -147,7 +139,21 @@ fn turns() -> Vec<Turn> {
         turn("d", 1, &[(1, "Started")], started(Some("p"))),
         turn("d", 1, &[(2, "Started")], started(Some("q"))),
         turn("d", 1, &[(3, "Completed")], ended("Completed", "r", kv_d)).orchestrator(to_parent),
+        turn(
+            "e",
+            1,
+            &[(1, "Started"), (2, "Scheduled"), (3, "Scheduled")],
+            started(None),
+        )
+        .worker(activity_of("e", 2, None, None))
+        .worker(activity_of("e", 3, Some("s1"), Some("gpu"))),
     ]
+}
+
+/// An activity of `instance`'s first execution, with its session and tag.
+fn activity_of(instance: &str, id: i64, session: Option<&str>, tag: Option<&str>) -> Value {
+    json!({ "ActivityExecute": { "instance": instance, "execution_id": 1, "id": id, "name": "A",
+                                 "input": "1", "session_id": session, "tag": tag } })
 }
 
 /// Runs `turn` with `ack` in `tx`, as a fetch would have left it locked.
@@ -176,6 +182,17 @@ async fn ack_turn(
         .execute(&mut *tx)
         .await?;
     Ok(())
+}
+
+/// The worker queue's items in the order of their ids.
+async fn queued(s: &Schema) -> String {
+    sqlx::query_scalar(&format!(
+        "SELECT string_agg(work_item, ' | ' ORDER BY id) FROM {}.worker_queue",
+        s.name
+    ))
+    .fetch_one(&s.pool)
+    .await
+    .unwrap()
 }
 
 /// Every row of the schema's tables but the queues' sequence numbers.
@@ -225,6 +242,8 @@ async fn the_derived_ack_writes_the_rows_the_crates_writes() {
         }
     }
     let (a, b) = (rows(&theirs).await, rows(&ours).await);
+    // A turn's worker items are queued in the order it scheduled them.
+    assert_eq!(queued(&theirs).await, queued(&ours).await);
     assert!(
         a.iter().any(|r| r.starts_with("kv_store ")),
         "the turns leave key-values: {a:#?}"

@@ -368,3 +368,79 @@ async fn the_installed_functions_keep_generic_plans() {
     }
     s.drop().await;
 }
+
+/// One fetch's columns but the lock token, in a transaction rolled back.
+async fn fetched_columns(pool: &PgPool, call: &str) -> Vec<Option<String>> {
+    let mut tx = pool.begin().await.unwrap();
+    let columns = sqlx::query_scalar(&format!(
+        "SELECT ARRAY[out_instance_id, out_orchestration_name, out_orchestration_version, \
+         out_execution_id::text, out_history::text, out_messages::text, \
+         out_attempt_count::text, out_kv_snapshot::text] FROM {call}"
+    ))
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.rollback().await.unwrap();
+    columns
+}
+
+/// The derived fetch returns what the crate's returns for a caller that
+/// holds nothing: its statements are fewer (the locked messages read from
+/// the lock's `UPDATE`, the key-values in the returning statement), not
+/// different.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tail_fetch_returns_what_the_crates_fetch_returns() {
+    let s = Schema::new("same", &["a"]).await;
+    let n = &s.name;
+    // A started execution with two events, two key-values and a second
+    // message after the queued start.
+    sqlx::raw_sql(&format!(
+        "INSERT INTO {n}.instances (instance_id, orchestration_name, orchestration_version, \
+           current_execution_id, created_at, updated_at) VALUES ('a', 'Chain', '1.0.0', 1, now(), now());
+         INSERT INTO {n}.executions (instance_id, execution_id, status, started_at) \
+           VALUES ('a', 1, 'Running', now());
+         INSERT INTO {n}.history (instance_id, execution_id, event_id, event_type, event_data, created_at) \
+           VALUES ('a', 1, 1, 'Started', '{{\"e\":1}}', now()), ('a', 1, 2, 'Scheduled', '{{\"e\":2}}', now());
+         INSERT INTO {n}.kv_store (instance_id, key, value, execution_id, last_updated_at_ms) \
+           VALUES ('a', 'k', 'v', 1, 5), ('a', 'j', 'w', 1, 6);
+         INSERT INTO {n}.orchestrator_queue (instance_id, work_item, visible_at, created_at) \
+           VALUES ('a', '{{\"ExternalRaised\":{{\"instance\":\"a\",\"name\":\"e\",\"data\":\"1\"}}}}', \
+                   now() - interval '1 second', now());"
+    ))
+    .execute(&s.pool)
+    .await
+    .unwrap();
+    let tail = install(&s.pool, n).await.unwrap().expect("the tail fetch");
+    let now = "(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT + 1000";
+    let theirs = fetched_columns(
+        &s.pool,
+        &format!("{n}.fetch_orchestration_item({now}, 30000, NULL, NULL)"),
+    )
+    .await;
+    let ours = fetched_columns(
+        &s.pool,
+        &format!("{tail}('{{}}', '{{}}', '{{}}', '{{}}', {now}, 30000, NULL, NULL)"),
+    )
+    .await;
+    assert_eq!(theirs[0].as_deref(), Some("a"));
+    assert!(
+        theirs[5]
+            .as_deref()
+            .is_some_and(|m| m.contains("ExternalRaised")),
+        "both messages: {theirs:?}"
+    );
+    assert!(
+        theirs[7].as_deref().is_some_and(|kv| kv.contains("\"j\"")),
+        "the key-values: {theirs:?}"
+    );
+    assert_eq!(ours, theirs);
+    // And with this duroxide-pg's text, both rewrites applied.
+    let def: String = sqlx::query_scalar("SELECT pg_get_functiondef($1::regproc)")
+        .bind(&tail)
+        .fetch_one(&s.pool)
+        .await
+        .unwrap();
+    assert!(def.contains("RETURNING q.id, q.work_item, q.attempt_count"));
+    assert!(!def.contains("INTO v_kv_snapshot"), "{def}");
+    s.drop().await;
+}
