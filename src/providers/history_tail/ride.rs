@@ -164,6 +164,12 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
         self.waiting.lock().expect("rides").len()
     }
 
+    /// Whether a slot of this queue is free (see `free`).
+    #[cfg(test)]
+    pub(super) fn has_free_slot(&self) -> bool {
+        self.free.lock().expect("rides").1
+    }
+
     /// Items given back because no fetch took them within the hold.
     #[cfg(test)]
     pub(super) fn untaken(&self) -> u64 {

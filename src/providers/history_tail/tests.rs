@@ -242,6 +242,21 @@ async fn a_ridden_item_no_fetch_takes_is_abandoned() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
+    // The runtime's slot looks again once the turn's ack returns (unless
+    // that ack rode a worker fetch, which frees the slot at once); the ack
+    // below rides only if the slot was free when the runtime stopped. On a
+    // loaded machine this test took the activity and stopped the runtime
+    // before that look, in one run of several, and the ack rode nothing.
+    for _ in 0..500 {
+        if layer.turns.has_free_slot() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        layer.turns.has_free_slot(),
+        "the runtime's slot never looked again"
+    );
     rt.shutdown(Some(5000)).await;
     let (
         duroxide::providers::WorkItem::ActivityExecute {
