@@ -324,31 +324,37 @@ impl HistoryTail {
         lock_timeout: Duration,
         range: Range,
     ) -> Result<Option<Row>, sqlx::Error> {
-        let known = self.histories.lock().expect("histories").known();
-        let now_ms = now_ms();
         let (function, args) = match (ack, &self.worker_ride) {
             (Some(_), Some(ride)) => (ride, 12),
             _ => (self.async_fetch.as_ref().unwrap_or(&self.function), 8),
         };
         let sql = turn_call(function, args);
-        let mut query = sqlx::query_as(&sql);
-        if let (Some((token, instance, completion)), Some(_)) = (ack, &self.worker_ride) {
-            query = query
-                .bind(token)
-                .bind(instance)
-                .bind(completion)
-                .bind(now_ms);
-        }
-        let query = query
-            .bind(known.0)
-            .bind(known.1)
-            .bind(known.2)
-            .bind(known.3)
-            .bind(now_ms)
-            .bind(lock_timeout.as_millis() as i64)
-            .bind(range.0)
-            .bind(range.1);
-        self.kept.fetch_optional(query).await
+        // What is held is read once the call has its connection: a turn
+        // that took an instance's copy and acked while this call waited for
+        // the pool has put its copy back by then.
+        self.kept
+            .fetch_optional_built(|| {
+                let known = self.histories.lock().expect("histories").known();
+                let now_ms = now_ms();
+                let mut query = sqlx::query_as(&sql);
+                if let (Some((token, instance, completion)), Some(_)) = (ack, &self.worker_ride) {
+                    query = query
+                        .bind(token)
+                        .bind(instance)
+                        .bind(completion)
+                        .bind(now_ms);
+                }
+                query
+                    .bind(known.0)
+                    .bind(known.1)
+                    .bind(known.2)
+                    .bind(known.3)
+                    .bind(now_ms)
+                    .bind(lock_timeout.as_millis() as i64)
+                    .bind(range.0)
+                    .bind(range.1)
+            })
+            .await
     }
 }
 

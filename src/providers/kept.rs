@@ -176,8 +176,22 @@ impl KeptConnections {
     where
         O: Send + Unpin + for<'r> FromRow<'r, PgRow>,
     {
+        self.fetch_optional_built(|| query).await
+    }
+
+    /// [`Self::fetch_optional`] on the query `build` returns once a
+    /// connection is in hand, so what the query tells the server (the
+    /// histories this process holds) is as recent as can be: built before
+    /// a wait for the pool, it told what was held before the wait.
+    pub(crate) async fn fetch_optional_built<'q, O>(
+        &self,
+        build: impl FnOnce() -> QueryAs<'q, Postgres, O, PgArguments>,
+    ) -> Result<Option<O>, sqlx::Error>
+    where
+        O: Send + Unpin + for<'r> FromRow<'r, PgRow>,
+    {
         let mut conn = self.take().await?;
-        let row = query.fetch_optional(&mut *conn).await;
+        let row = build().fetch_optional(&mut *conn).await;
         if row.is_ok() {
             self.give_back(conn);
         }

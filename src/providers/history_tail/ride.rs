@@ -296,30 +296,33 @@ impl HistoryTail {
         let Some(function) = &self.next_turn_ride else {
             return Ok(None);
         };
-        let mut known = self.histories.lock().expect("histories").known();
-        // The fetch may lock the acked instance again (a fan-out's next
-        // completions): it then sends only what follows the acked turn,
-        // which the caller puts back before it holds the fetched turn.
-        if let Some(h) = acked.filter(|h| h.history.len() >= MIN_EVENTS) {
-            let at = match known.0.iter().position(|i| *i == h.instance) {
-                Some(at) => at,
-                None => {
-                    known.0.push(h.instance.clone());
-                    known.1.push(0);
-                    known.2.push(0);
-                    known.3.push(0);
-                    known.0.len() - 1
-                }
-            };
-            known.1[at] = h.execution_id as i64;
-            known.2[at] = h.last_event_id() as i64;
-            known.3[at] = h.created_us;
-        }
         let sql = turn_call(function, 15);
         AckMark::fetches_turn();
+        // What is held is read once the call has its connection (see
+        // `HistoryTail::query`).
         let row: Result<Option<Row>, sqlx::Error> = self
             .kept
-            .fetch_optional(
+            .fetch_optional_built(|| {
+                let mut known = self.histories.lock().expect("histories").known();
+                // The fetch may lock the acked instance again (a fan-out's
+                // next completions): it then sends only what follows the
+                // acked turn, which the caller puts back before it holds
+                // the fetched turn.
+                if let Some(h) = acked.filter(|h| h.history.len() >= MIN_EVENTS) {
+                    let at = match known.0.iter().position(|i| *i == h.instance) {
+                        Some(at) => at,
+                        None => {
+                            known.0.push(h.instance.clone());
+                            known.1.push(0);
+                            known.2.push(0);
+                            known.3.push(0);
+                            known.0.len() - 1
+                        }
+                    };
+                    known.1[at] = h.execution_id as i64;
+                    known.2[at] = h.last_event_id() as i64;
+                    known.3[at] = h.created_us;
+                }
                 sqlx::query_as_with(&sql, ack)
                     .bind(known.0)
                     .bind(known.1)
@@ -327,8 +330,8 @@ impl HistoryTail {
                     .bind(known.3)
                     .bind(asked.lock_timeout.as_millis() as i64)
                     .bind(asked.key.0)
-                    .bind(asked.key.1),
-            )
+                    .bind(asked.key.1)
+            })
             .await;
         // An error rolled back ack and fetch alike.
         match row {
