@@ -41,10 +41,10 @@ use sqlx::PgPool;
 use super::histories::{self, Histories};
 use super::kept::KeptConnections;
 use super::layer::{Layer, Stacked};
-use super::pg_packing::{self, now_ms};
+use super::pg_packing;
 use ride::{tags, Tags};
-use row::Row;
 
+mod calls;
 mod ride;
 mod row;
 mod sql;
@@ -130,34 +130,6 @@ pub(crate) struct HistoryTail {
 
 /// A fetched item and its lock token, as the `Provider` fetches return them.
 type Fetched<T> = (T, String, u32);
-
-/// The statement that calls `function`, one of the functions that return a
-/// turn, on `args` parameters.
-fn turn_call(function: &str, args: usize) -> String {
-    format!(
-        "SELECT out_instance_id, out_orchestration_name, out_orchestration_version, out_execution_id, \
-         out_history::text, out_messages::text, out_lock_token, out_attempt_count, out_kv_snapshot, \
-         out_history_after, out_created_us FROM {function}({})",
-        parameters(args)
-    )
-}
-
-/// The statement that calls `function`, one of the functions that return a
-/// worker item, on `args` parameters.
-fn work_call(function: &str, args: usize) -> String {
-    format!(
-        "SELECT out_work_item, out_lock_token, out_attempt_count FROM {function}({})",
-        parameters(args)
-    )
-}
-
-/// `$1, $2, .., $n`.
-fn parameters(n: usize) -> String {
-    (1..=n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 /// A capability filter's packed version range (`version_range`).
 type Range = (Option<i64>, Option<i64>);
@@ -314,87 +286,6 @@ impl HistoryTail {
             ridden_work: AtomicU64::new(0),
             next_turns: AtomicU64::new(0),
         }))
-    }
-
-    /// The tail fetch; with `ack` (a worker's token, instance and
-    /// serialized completion), the ridden fetch that acks it first.
-    async fn query(
-        &self,
-        ack: Option<(&str, &str, &str)>,
-        lock_timeout: Duration,
-        range: Range,
-    ) -> Result<Option<Row>, sqlx::Error> {
-        let (function, args) = match (ack, &self.worker_ride) {
-            (Some(_), Some(ride)) => (ride, 12),
-            _ => (self.async_fetch.as_ref().unwrap_or(&self.function), 8),
-        };
-        let sql = turn_call(function, args);
-        // What is held is read once the call has its connection: a turn
-        // that took an instance's copy and acked while this call waited for
-        // the pool has put its copy back by then.
-        self.kept
-            .fetch_optional_built(|| {
-                let known = self.histories.lock().expect("histories").known();
-                let now_ms = now_ms();
-                let mut query = sqlx::query_as(&sql);
-                if let (Some((token, instance, completion)), Some(_)) = (ack, &self.worker_ride) {
-                    query = query
-                        .bind(token)
-                        .bind(instance)
-                        .bind(completion)
-                        .bind(now_ms);
-                }
-                query
-                    .bind(known.0)
-                    .bind(known.1)
-                    .bind(known.2)
-                    .bind(known.3)
-                    .bind(now_ms)
-                    .bind(lock_timeout.as_millis() as i64)
-                    .bind(range.0)
-                    .bind(range.1)
-            })
-            .await
-    }
-}
-
-impl HistoryTail {
-    /// The crate's worker fetch committing asynchronously, parsed as the
-    /// crate parses it; `None` when it is not installed or failed (nothing
-    /// was locked: the crate's own fetch then reports the store's state).
-    async fn fetch_work(
-        &self,
-        next: &Arc<dyn Provider>,
-        lock_timeout: Duration,
-        session: Option<&SessionFetchConfig>,
-        tags: &Tags,
-    ) -> Option<Option<(WorkItem, String, u32)>> {
-        let function = self.async_work_fetch.as_ref()?;
-        let row: Option<(String, String, i32)> = self
-            .kept
-            .fetch_optional(
-                sqlx::query_as(&work_call(function, 6))
-                    .bind(now_ms())
-                    .bind(lock_timeout.as_millis() as i64)
-                    .bind(session.map(|s| s.owner_id.as_str()))
-                    .bind(session.map(|s| s.lock_timeout.as_millis() as i64))
-                    .bind(&tags.1)
-                    .bind(tags.0),
-            )
-            .await
-            .ok()?;
-        let Some((item, token, attempts)) = row else {
-            return Some(None);
-        };
-        match serde_json::from_str::<WorkItem>(&item) {
-            Ok(item) => Some(Some((item, token, attempts as u32))),
-            // Locked and unreadable: back without an attempt counted, for
-            // the crate's own fetch to report what is wrong with it.
-            Err(_) => {
-                let _ = next.abandon_work_item(&token, None, true).await;
-                None
-            }
-        }
     }
 }
 

@@ -30,8 +30,9 @@ use std::time::Duration;
 use duroxide::providers::{Provider, ProviderError, TagFilter, WorkItem};
 use sqlx::postgres::PgArguments;
 
+use super::calls::{turn_call, work_call};
 use super::row::Row;
-use super::{turn_call, work_call, AckMark, Fetched, HistoryTail, Range};
+use super::{AckMark, Fetched, HistoryTail, Range};
 use crate::providers::histories::{Held, MIN_EVENTS};
 use crate::providers::kept_calls::after_failure;
 

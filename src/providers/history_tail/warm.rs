@@ -39,9 +39,10 @@ use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;
 use sqlx::{Connection, PgConnection, PgPool, Postgres};
 
+use super::calls::{turn_call, work_call};
 use super::ride::{tags, Tags};
 use super::row::Row;
-use super::{turn_call, version_range, work_call, HistoryTail, Range};
+use super::{version_range, HistoryTail, Range};
 use crate::providers::kept_calls::{ack_turn_statement, ack_worker_statement, enqueue_statement};
 use crate::providers::pg_packing;
 
