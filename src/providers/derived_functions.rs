@@ -41,6 +41,13 @@ pub(crate) async fn install_once(
     Ok(())
 }
 
+/// The schema as the crate's function definition `def` names it, before
+/// `header` (`.name(`): the edits' texts name it so.
+pub(crate) fn schema_named<'a>(def: &'a str, header: &str) -> Option<&'a str> {
+    let start = def.find("FUNCTION ")? + "FUNCTION ".len();
+    Some(&def[start..start + def[start..].find(header)?])
+}
+
 /// Where `pattern`'s words occur in `text` as whole words separated by
 /// white space, any run of it standing for any other (the crate's
 /// indentation is not ours to pin).
@@ -100,6 +107,13 @@ mod tests {
         let text = "x ELSIF a  b\n  c; IF a b\tc;";
         assert_eq!(find_folded(text, "IF a b c;"), vec![(18, 27)]);
         assert!(find_folded("IF a bc;", "IF a b").is_empty());
+    }
+
+    #[test]
+    fn the_schema_is_read_as_the_definition_names_it() {
+        let def = "CREATE OR REPLACE FUNCTION s1.ack(p text) RETURNS void";
+        assert_eq!(schema_named(def, ".ack("), Some("s1"));
+        assert_eq!(schema_named(def, ".fetch("), None);
     }
 
     #[test]

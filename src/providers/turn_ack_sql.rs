@@ -22,7 +22,7 @@
 
 use sqlx::PgPool;
 
-use super::derived_functions::{fingerprint, install_once, quote_ident, rewrite};
+use super::derived_functions::{fingerprint, install_once, quote_ident, rewrite, schema_named};
 
 /// The argument types of the crate's ack and ours.
 const ARGS: &str = "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb)";
@@ -169,8 +169,7 @@ fn edits(s: &str) -> [(String, String); 5] {
 pub(crate) fn derive(crate_def: &str, schema: &str) -> Option<(String, String)> {
     const HEADER: &str = ".ack_orchestration_item(";
     const NAME: &str = "duroxide_node_ack_turn_NAME";
-    let header = crate_def.find("FUNCTION ")? + "FUNCTION ".len();
-    let named = &crate_def[header..header + crate_def[header..].find(HEADER)?];
+    let named = schema_named(crate_def, HEADER)?;
     let mut def = rewrite(crate_def, &edits(named))?;
     if def.matches(HEADER).count() != 1 {
         return None;

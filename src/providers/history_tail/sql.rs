@@ -10,7 +10,7 @@
 use sqlx::PgPool;
 
 use crate::providers::derived_functions::{
-    exists, fingerprint, install_once, quote_ident, rewrite,
+    exists, fingerprint, install_once, quote_ident, rewrite, schema_named,
 };
 
 /// The plan setting of every function we install. Postgres re-plans a
@@ -281,8 +281,7 @@ fn fewer_statements(def: String, s: &str) -> String {
 pub(super) fn derive(crate_def: &str, schema: &str, tries: bool) -> Option<(String, String)> {
     const NAME: &str = "duroxide_node_fetch_tail_NAME";
     const HEADER: &str = ".fetch_orchestration_item(";
-    let header = crate_def.find("FUNCTION ")? + "FUNCTION ".len();
-    let named = &crate_def[header..header + crate_def[header..].find(HEADER)?];
+    let named = schema_named(crate_def, HEADER)?;
     let by_key = candidates_by_key(crate_def, named);
     let crate_def = by_key.as_deref().unwrap_or(crate_def);
     let mut def = try_locks(crate_def)
