@@ -6,7 +6,8 @@
 //! as the ack commits): two round trips and two commits, back to back, each
 //! way. When a slot of the queue the ack feeds is free (its last fetch that
 //! reached the store found nothing, or its own ack just ran, so its next
-//! fetch is coming), the ack and that queue's fetch run as one SQL call
+//! fetch is coming; free slots are counted, one ride each, `Rides::free`),
+//! the ack and that queue's fetch run as one SQL call
 //! (`sql.rs`), and the item it locked waits here for the next fetch that
 //! asks the same (version range; tag filter). An item no fetch takes within
 //! [`HOLD`] goes back to the queue, its attempt not counted, so work this
@@ -42,6 +43,11 @@ use crate::providers::kept_calls::after_failure;
 /// fetched with: a short lease must not expire while the item waits here.
 pub(super) const HOLD: Duration = Duration::from_secs(1);
 
+/// A bound on the free slots counted, so a count that ran ahead of the
+/// slots (acks of a runtime that then stopped) cannot grow without end; an
+/// item ridden for a slot that is not there is given back after [`HOLD`].
+const MAX_FREE: usize = 256;
+
 /// What a fetch asked for: `K` is what must match for another fetch to
 /// take its item (version range; tag filter), with the lock timeout.
 #[derive(Clone)]
@@ -62,13 +68,19 @@ struct Ridden<K, T> {
     mark: Option<Arc<AckMark>>,
 }
 
-/// One queue's ridden items and whether one of its slots is free.
+/// One queue's ridden items and how many of its slots are free.
 pub(super) struct Rides<K, T> {
-    /// What the last fetch that reached the store asked for, and whether a
-    /// slot is free: set by a fetch that found nothing and by a slot's ack,
-    /// cleared by a fetch that found an item and by the ack that rides (one
-    /// ride per free slot seen).
-    free: Mutex<(Option<Asked<K>>, bool)>,
+    /// What the last fetch that reached the store asked for, and how many
+    /// slots are free with no item ridden for them: a slot's ack adds one
+    /// (its fetch comes next), a fetch that found nothing makes it at least
+    /// one, and a fetch that found an item in the store and the ack that
+    /// rides for a slot take one (a slot that takes a ridden item was
+    /// taken when the ride was). Counted, not a flag: with one flag, a
+    /// runtime whose eight worker slots were idle rode one turn's activity
+    /// and then none until a slot acked or found nothing, because the
+    /// wake-up layer answers idle slots' looks without calling down (176
+    /// rides for 400 activities in 400 hellos).
+    free: Mutex<(Option<Asked<K>>, usize)>,
     waiting: Arc<Mutex<Vec<Ridden<K, T>>>>,
     /// Items given back because no fetch took them within the hold.
     untaken: Arc<AtomicU64>,
@@ -77,7 +89,7 @@ pub(super) struct Rides<K, T> {
 impl<K, T> Default for Rides<K, T> {
     fn default() -> Self {
         Self {
-            free: Mutex::new((None, false)),
+            free: Mutex::new((None, 0)),
             waiting: Arc::default(),
             untaken: Arc::default(),
         }
@@ -87,20 +99,27 @@ impl<K, T> Default for Rides<K, T> {
 impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
     /// Records what a fetch that reached the store found.
     pub(super) fn fetched(&self, asked: Asked<K>, found: bool) {
-        *self.free.lock().expect("rides") = (Some(asked), !found);
+        let mut free = self.free.lock().expect("rides");
+        free.0 = Some(asked);
+        free.1 = if found {
+            free.1.saturating_sub(1)
+        } else {
+            free.1.max(1)
+        };
     }
 
     /// A slot of this queue acked: it fetches next.
     pub(super) fn acked(&self) {
-        self.free.lock().expect("rides").1 = true;
+        let mut free = self.free.lock().expect("rides");
+        free.1 = (free.1 + 1).min(MAX_FREE);
     }
 
     /// What a free slot would ask for, if one is free; a ride takes it.
     pub(super) fn take_free(&self) -> Option<Asked<K>> {
         let mut free = self.free.lock().expect("rides");
-        let asked = free.0.clone().filter(|_| free.1);
-        free.1 = false;
-        asked
+        let asked = free.0.clone().filter(|_| free.1 > 0)?;
+        free.1 -= 1;
+        Some(asked)
     }
 
     /// A ridden item for a fetch that asks the same: `key`, and the lock
@@ -115,7 +134,6 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
         let at = waiting
             .iter()
             .position(|r| r.asked.key == *key && r.asked.lock_timeout == lock_timeout)?;
-        self.free.lock().expect("rides").1 = false;
         let r = waiting.remove(at);
         Some((r.item, r.mark))
     }
@@ -168,6 +186,12 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
     /// Whether a slot of this queue is free (see `free`).
     #[cfg(test)]
     pub(super) fn has_free_slot(&self) -> bool {
+        self.free_slots() > 0
+    }
+
+    /// How many slots of this queue are counted free (see `free`).
+    #[cfg(test)]
+    pub(super) fn free_slots(&self) -> usize {
         self.free.lock().expect("rides").1
     }
 
@@ -398,5 +422,46 @@ impl HistoryTail {
             }
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked() -> Asked<u8> {
+        Asked {
+            lock_timeout: Duration::from_secs(5),
+            key: 1,
+        }
+    }
+
+    fn rides_taken(rides: &Rides<u8, ()>) -> usize {
+        std::iter::from_fn(|| rides.take_free()).count()
+    }
+
+    #[test]
+    fn each_free_slot_is_ridden_for_once() {
+        let rides: Rides<u8, ()> = Rides::default();
+        rides.acked();
+        assert_eq!(rides_taken(&rides), 0, "no fetch has said what it asks");
+        // Looks that found nothing may be one slot's: one ride.
+        rides.fetched(asked(), false);
+        rides.fetched(asked(), false);
+        assert_eq!(rides_taken(&rides), 1);
+        // Three slots acked: each fetches next.
+        for _ in 0..3 {
+            rides.acked();
+        }
+        assert_eq!(rides_taken(&rides), 3);
+        // One of two acked slots found an item in the store.
+        rides.acked();
+        rides.acked();
+        rides.fetched(asked(), true);
+        assert_eq!(rides_taken(&rides), 1);
+        for _ in 0..2 * MAX_FREE {
+            rides.acked();
+        }
+        assert_eq!(rides.free_slots(), MAX_FREE);
     }
 }
