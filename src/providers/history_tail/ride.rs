@@ -170,8 +170,11 @@ impl<K: Clone + PartialEq + Send + 'static, T: Send + 'static> Rides<K, T> {
     }
 
     /// Gives every waiting item back now: a runtime stopped, and the slot
-    /// it was fetched for may have been one of its own.
+    /// it was fetched for may have been one of its own. Its slots are not
+    /// free either: the count starts again from the acks and fetches of
+    /// the runtimes left.
     pub(super) async fn give_back(&self) {
+        self.free.lock().expect("rides").1 = 0;
         let untaken = std::mem::take(&mut *self.waiting.lock().expect("rides"));
         for r in untaken {
             (r.abandon)(r.item.1).await;
@@ -463,5 +466,15 @@ mod tests {
             rides.acked();
         }
         assert_eq!(rides.free_slots(), MAX_FREE);
+    }
+
+    #[tokio::test]
+    async fn a_stopped_runtimes_slots_are_not_counted_free() {
+        let rides: Rides<u8, ()> = Rides::default();
+        rides.fetched(asked(), false);
+        rides.acked();
+        rides.acked();
+        rides.give_back().await;
+        assert_eq!(rides_taken(&rides), 0);
     }
 }
