@@ -19,7 +19,8 @@
 //! - `trace_context.rs`: the W3C trace context an instance carries in its inputs.
 //! - `runtime_metrics.rs`: the counters `metricsSnapshot()` returns;
 //!   `metrics_text.rs`: the Prometheus text of `metricsText()`.
-//! - `tokio_runtime.rs`: the Tokio runtime napi-rs runs everything on.
+//! - `tokio_runtime.rs`: the Tokio runtime napi-rs runs everything on;
+//!   `allocator.rs`: the global allocator.
 //! - `testing/`: the native half of `duroxide-node/testing` (the replay check,
 //!   `TestEnv`'s store with a provider layer of virtual time).
 #![deny(clippy::all)]
@@ -27,6 +28,7 @@
 // every export would read as dead; the library build reports dead code.
 #![cfg_attr(test, allow(dead_code))]
 
+mod allocator;
 mod bridge;
 mod client;
 mod errors;
