@@ -2,12 +2,13 @@
 //! runtime and stores included (Node's own heap is not affected).
 //!
 //! A turn hands duroxide its execution's whole history, and duroxide copies
-//! it several times per turn (its history manager, the replay engine's
-//! working and final histories), each event being a few small strings. So
-//! past a few hundred steps, a turn's time is mostly small allocations and
-//! frees, and grows with the history. mimalloc makes those cheaper than
-//! glibc's malloc, as it does for the napi-rs bindings of rolldown, oxc and
-//! rspack.
+//! it three more times per turn (its history manager, `full_history`, the
+//! replay engine's working copy), each event a few small strings; so a
+//! turn's allocations and frees grow with the history. mimalloc makes them
+//! cheaper than glibc's malloc, as it does for the napi-rs bindings of
+//! rolldown, oxc and rspack. Without transparent huge pages (`no_thp` in
+//! Cargo.toml): with them RSS started 25 MiB higher and kept growing
+//! (`docs/architecture.md`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
