@@ -34,7 +34,10 @@ const path = require('node:path')
 const root = path.join(__dirname, '..')
 const testDir = path.join(root, '__test__')
 
-/** Fast files that still load the binary, both entry points and a real orchestration. */
+/**
+ * Fast files that still load the binary, both entry points and a real
+ * orchestration; and how the process exits, which differs between Node majors.
+ */
 const QUICK = [
   'exports.test.js',
   'esm.test.mjs',
@@ -42,6 +45,7 @@ const QUICK = [
   'client.basic.test.js',
   'orchestration.bridge.test.js',
   'packaging.install.test.js',
+  'runtime.exit.test.js',
   'test-runner.test.js',
 ]
 
