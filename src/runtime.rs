@@ -74,6 +74,8 @@ struct Core {
     local: Arc<LocalRuntimes>,
     /// Items the provider's acks fetched for its slots, given back at shutdown.
     ridden: Option<crate::providers::history_tail::Ridden>,
+    /// Warms the provider's connections for this runtime's slots at start.
+    warmer: Option<crate::providers::history_tail::Warmer>,
     local_id: Mutex<Option<u64>>,
     /// The process's metrics recorder (`metrics_text.rs`), `None` if another
     /// one was installed first.
@@ -122,6 +124,12 @@ impl Core {
         };
         let observability = &self.options.runtime.observability;
         crate::logging::ensure_stderr_logging(&observability.log_format, &observability.log_level);
+        if let Some(warmer) = &self.warmer {
+            let slots = &self.options.runtime;
+            warmer
+                .for_runtime(slots.orchestration_concurrency + slots.worker_concurrency)
+                .await;
+        }
         let runtime = duroxide::runtime::Runtime::start_with_options(
             self.stack.clone(),
             activities,
@@ -222,6 +230,7 @@ impl NativeRuntime {
             transition: tokio::sync::Mutex::new(()),
             local: provider.local(),
             ridden: provider.backend().ridden(),
+            warmer: provider.backend().warmer(),
             local_id: Mutex::new(None),
             recorder: crate::metrics_text::recorder(),
         };

@@ -50,6 +50,7 @@ mod row;
 mod sql;
 mod warm;
 pub(crate) use sql::activity_ack_prelude;
+pub(crate) use warm::Warmer;
 #[cfg(test)]
 mod tests;
 
@@ -134,23 +135,33 @@ type Fetched<T> = (T, String, u32);
 /// A capability filter's packed version range (`version_range`).
 type Range = (Option<i64>, Option<i64>);
 
+/// What the tail layer gives the provider's runtimes: the handle to give
+/// back what its acks fetched, and the warming of connections at start.
+pub(crate) struct ForRuntimes {
+    pub(crate) ridden: Ridden,
+    pub(crate) warmer: Warmer,
+}
+
 /// `store` with tail fetches when the schema could take the derived
-/// function, and the handle to give back what its acks fetched; `store` as
-/// it is otherwise.
+/// function, and what its runtimes need of the layer; `store` as it is
+/// otherwise.
 pub(crate) async fn over(
     store: Arc<dyn Provider>,
     pool: &PgPool,
     schema: &str,
     kept: Arc<KeptConnections>,
     ack: &str,
-) -> (Arc<dyn Provider>, Option<Ridden>) {
+) -> (Arc<dyn Provider>, Option<ForRuntimes>) {
     match HistoryTail::install(pool, schema, kept, ack).await {
         Ok(Some(layer)) => {
-            let warmed = layer.warm(pool, schema, ack).await;
+            let warmed = layer.warm(pool, schema, ack, warm::WARMED).await;
             tracing::debug!(target: "duroxide_node::providers", schema, warmed, "connections warmed");
             let layer = Arc::new(layer);
-            let ridden = Ridden(layer.clone());
-            (Arc::new(Stacked::new(layer, store)), Some(ridden))
+            let for_runtimes = ForRuntimes {
+                ridden: Ridden(layer.clone()),
+                warmer: Warmer::new(layer.clone(), pool, schema, ack),
+            };
+            (Arc::new(Stacked::new(layer, store)), Some(for_runtimes))
         }
         Ok(None) => {
             tracing::debug!(target: "duroxide_node::providers", schema, "duroxide-pg's fetch is not the one the tail fetch derives from; fetching whole histories");

@@ -81,6 +81,9 @@ pub(crate) enum Backend {
         /// What the provider's acks fetched for its slots, given back by a
         /// runtime that stops; `None` without the tail fetch layer.
         ridden: Option<history_tail::Ridden>,
+        /// Warms connections for a runtime that starts; `None` without the
+        /// tail fetch layer.
+        warmer: Option<history_tail::Warmer>,
     },
 }
 
@@ -97,6 +100,15 @@ impl Backend {
     pub(crate) fn ridden(&self) -> Option<history_tail::Ridden> {
         match self {
             Backend::Postgres { ridden, .. } => ridden.clone(),
+            Backend::Sqlite { .. } => None,
+        }
+    }
+
+    /// What warms the provider's connections for a runtime's slots
+    /// (`history_tail/warm.rs`).
+    pub(crate) fn warmer(&self) -> Option<history_tail::Warmer> {
+        match self {
+            Backend::Postgres { warmer, .. } => warmer.clone(),
             Backend::Sqlite { .. } => None,
         }
     }

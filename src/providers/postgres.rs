@@ -226,17 +226,19 @@ async fn stacked(provider: PostgresProvider, may_install: bool) -> NativeProvide
         super::turn_ack_sql::crate_ack(&schema)
     };
     let store = super::kept_calls::over(store, &lanes, &schema, &ack);
-    let (store, ridden) = if may_install {
+    let (store, for_runtimes) = if may_install {
         super::history_tail::over(store, &pool, &schema, lanes.runtime.clone(), &ack).await
     } else {
         (store, None)
     };
+    let (ridden, warmer) = for_runtimes.map(|f| (f.ridden, f.warmer)).unzip();
     let backend = Backend::Postgres {
         pool,
         client_kept: lanes.client,
         schema,
         schemas_checked: Default::default(),
         ridden,
+        warmer,
     };
     let retried = super::pg_retry::with_terminated_retry(store);
     NativeProvider::with_wakeups(retried, backend)

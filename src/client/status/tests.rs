@@ -161,6 +161,7 @@ async fn postgres_every_state_reads_as_duroxide_reads_it() {
         schema: schema.clone(),
         schemas_checked: Arc::default(),
         ridden: None,
+        warmer: None,
     };
     every_state_reads_as_duroxide_reads_it(Arc::new(pg), backend).await;
     assert!(kept.served() > 0, "the status reads ran through the pool");

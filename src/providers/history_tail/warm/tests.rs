@@ -68,7 +68,7 @@ async fn warm_ups_run_a_whole_hello_and_leave_the_store_as_it_was() {
         .expect("the tail fetch derives from this duroxide-pg's fetch");
     let max = pool.options().get_max_connections();
     assert_eq!(
-        layer.warm(&pool, &schema, &ack).await,
+        layer.warm(&pool, &schema, &ack, super::WARMED).await,
         (max - 1).min(super::WARMED) as usize
     );
     assert_eq!(rows(&pool, &schema).await, before);
@@ -89,7 +89,7 @@ async fn a_connect_warms_the_pools_connections() {
         .unwrap();
     let pool = pg.pool().clone();
     let ack = crate::providers::turn_ack_sql::install(&pool, &schema).await;
-    let (_store, ridden) = super::super::over(
+    let (_store, for_runtimes) = super::super::over(
         std::sync::Arc::new(pg) as std::sync::Arc<dyn Provider>,
         &pool,
         &schema,
@@ -97,12 +97,50 @@ async fn a_connect_warms_the_pools_connections() {
         &ack,
     )
     .await;
-    assert!(ridden.is_some());
+    assert!(for_runtimes.is_some());
     assert!(
         pool.size() >= super::WARMED,
         "the pool has {} connections",
         pool.size()
     );
+    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}
+
+/// A runtime's start warms a connection for each of its slots and one for
+/// its client, never the whole pool; the connect warmed four. Without it,
+/// the pool opened the rest under the runtime's first load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_start_warms_a_connection_per_slot() {
+    use crate::providers::postgres::{connect_postgres, PostgresConnectOptions};
+    let schema = format!("tail_warm_runtime_{}", std::process::id());
+    let options = PostgresConnectOptions {
+        max_connections: Some(12),
+        migrations: None,
+    };
+    let provider = connect_postgres(url(), Some(schema.clone()), Some(options))
+        .await
+        .unwrap();
+    let backend = provider.backend();
+    let (pool, _) = backend.postgres().unwrap();
+    let warmer = backend.warmer().expect("the tail fetch layer installed");
+    let connected = pool.size();
+    assert!(
+        (super::WARMED..8).contains(&connected),
+        "the connect left {connected} connections open"
+    );
+
+    warmer.for_runtime(2).await;
+    assert_eq!(
+        pool.size(),
+        connected,
+        "a connect's warm-up covers two slots"
+    );
+    warmer.for_runtime(4 + 8).await;
+    assert_eq!(pool.size(), 11, "all but one of the pool's 12");
+
     sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
         .execute(&pool)
         .await
