@@ -125,9 +125,9 @@ impl Core {
         let observability = &self.options.runtime.observability;
         crate::logging::ensure_stderr_logging(&observability.log_format, &observability.log_level);
         if let Some(warmer) = &self.warmer {
-            let slots = &self.options.runtime;
+            let options = &self.options.runtime;
             warmer
-                .for_runtime(slots.orchestration_concurrency + slots.worker_concurrency)
+                .for_runtime(options.orchestration_concurrency + options.worker_concurrency)
                 .await;
         }
         let runtime = duroxide::runtime::Runtime::start_with_options(

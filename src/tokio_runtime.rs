@@ -1,4 +1,5 @@
-//! The Tokio runtime napi-rs runs our async exports, and duroxide, on.
+//! The Tokio runtime napi-rs runs our async exports, and duroxide, on: how
+//! it is built, and its stop when the process exits.
 //!
 //! napi-rs's default is Tokio's: its worker threads look for I/O readiness
 //! only when idle or every 61 tasks they run. Under load a client call's
@@ -39,10 +40,11 @@ extern "C" {
 /// run the environment's cleanup hooks (where napi-rs stops the runtime on a
 /// natural exit), so a connection opening on a worker thread read freed
 /// memory: `process.exit()` right after a runtime's `shutdown()` ended with a
-/// segmentation fault in about one exit in four. Exit handlers run in the
-/// reverse order of their registration, and Node registered OpenSSL's before
-/// it loaded this module. The threads finish what they are running, waiting
-/// at most 100 ms (napi-rs's bound).
+/// segmentation fault in 9 of 20 exits (`__test__/runtime.exit.test.js`).
+/// Exit handlers run in the reverse order of their registration, and Node
+/// sets OpenSSL up, registering its handler, before it loads this module.
+/// The threads finish what they are running, waiting at most 100 ms
+/// (napi-rs's bound).
 extern "C" fn stop_at_exit() {
     // A panic must not unwind into the C runtime.
     let _ = std::panic::catch_unwind(napi::bindgen_prelude::shutdown_async_runtime);

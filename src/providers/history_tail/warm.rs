@@ -11,12 +11,13 @@
 //!
 //! So when the layer installs, it runs two synthetic hellos on each of up to
 //! [`WARMED`] connections at once, through the statements the provider's
-//! calls use, in one transaction that it then rolls back. A runtime's start
-//! warms as many more as its slots can use at once ([`Warmer`]). Each enqueues a
+//! calls use, in one transaction that it then rolls back. Each enqueues a
 //! start and fetches it. The first then acks the turn with an activity while
 //! fetching that activity, acks the activity while fetching the next turn,
 //! and acks that turn (completing the instance) while fetching the next:
 //! the rides (`ride.rs`). The second acks and fetches in calls of their own.
+//! A runtime's start warms as many more as its slots can use at once
+//! ([`Warmer`]).
 //! (What stays cold is our own process: with the warm-up, the first 25
 //! hellos still took 65 to 90 ms; `docs/architecture.md`.)
 //!
