@@ -57,6 +57,14 @@ for (const { lockMs, extra } of VARIANTS) {
     assert.ok(ma.exit && mb.exit, 'both members exit on their own after shutdown')
     report(t, `blocked ${BLOCK_MS} ms with a ${lockMs} ms orchestrator lock: ${refused} acks refused for a stale lock token, ${lost} 'lockLost' events on the blocked member; ` +
       `completions: blocked ${ma.stopped.metrics.orchCompletions}, free ${mb.stopped.metrics.orchCompletions}`)
-    assert.equal(ma.stopped.metrics.orchCompletions + mb.stopped.metrics.orchCompletions, expected.size, 'each orchestration completed once across the fleet')
+    // duroxide counts a completion when the turn that completes runs, before
+    // its ack: a completing turn whose ack was refused for a stale lock is
+    // counted on the blocked member and again where it ran after. That is
+    // why the store check above is the one that says nothing committed
+    // twice; the counts add up exactly only when no ack was refused (41, 42
+    // and 44 for 40 in about one run in five with the 1000 ms lock).
+    const counted = ma.stopped.metrics.orchCompletions + mb.stopped.metrics.orchCompletions
+    if (refused === 0) assert.equal(counted, expected.size, 'each orchestration counted once across the fleet')
+    else assert.ok(counted >= expected.size && counted - expected.size <= refused, `${counted} completions counted for ${expected.size} orchestrations with ${refused} acks refused`)
   })
 }
