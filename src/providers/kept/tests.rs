@@ -257,3 +257,80 @@ async fn lanes_keep_one_connection_of_the_pool_free() {
         MIN_POOL_FOR_LANES - 1
     );
 }
+
+/// Regression: a client call gave its lane's connection to the pool
+/// whenever a runtime call was waiting for one, so under load the next
+/// client call waited for the pool behind the dispatchers (in one run of
+/// 200 hellos on a pool of 5, 75 of the 193 starts took their connection
+/// from the pool, with sqlx's two pings). While runtime calls wait, the
+/// client's calls keep running on their lane's one connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_lane_keeps_its_connection_while_runtime_calls_wait() {
+    use std::sync::atomic::Ordering;
+    let pool = pool(5).await;
+    open_all(&pool, 5).await;
+    let lanes = KeptConnections::lanes(pool.clone());
+    let client = backend_of(&lanes.client).await;
+    // Six slow runtime calls on the four connections the client leaves.
+    let slow: Vec<_> = (0..6)
+        .map(|_| {
+            let runtime = lanes.runtime.clone();
+            tokio::spawn(async move { slow_backend_of(&runtime, 400).await })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut while_waiting = 0;
+    while while_waiting < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "no runtime call waited for the pool"
+        );
+        assert_eq!(
+            backend_of(&lanes.client).await,
+            client,
+            "a client call ran on another backend after {while_waiting} calls while runtime calls waited"
+        );
+        if lanes.runtime.waiting.load(Ordering::SeqCst) > 0 {
+            while_waiting += 1;
+        }
+    }
+    for call in slow {
+        call.await.unwrap();
+    }
+}
+
+/// The runtime's lane still gives a connection back to the pool when a
+/// client call waits there: a client call that finds the pool taken runs
+/// once a runtime call ends, not once the runtime's calls pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_client_call_gets_the_runtime_lanes_next_connection() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let pool = pool(5).await;
+    open_all(&pool, 5).await;
+    let lanes = KeptConnections::lanes(pool.clone());
+    // Calls outside the lanes hold two connections; three runtime callers,
+    // call after call, keep the other three (all the runtime's lane keeps).
+    let _others = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy: Vec<_> = (0..3)
+        .map(|_| {
+            let (runtime, stop) = (lanes.runtime.clone(), stop.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    slow_backend_of(&runtime, 5).await;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let got = tokio::time::timeout(Duration::from_secs(10), backend_of(&lanes.client)).await;
+    stop.store(true, Ordering::SeqCst);
+    for caller in busy {
+        caller.await.unwrap();
+    }
+    assert!(
+        got.is_ok(),
+        "the client call waited while the runtime's calls went on"
+    );
+}
