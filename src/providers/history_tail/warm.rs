@@ -85,8 +85,8 @@ struct Calls {
 type Known = (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>);
 
 impl HistoryTail {
-    /// Warms `count` of `pool`'s connections, never all of them; how many
-    /// it warmed. Nothing without the rides and the worker fetch, which a
+    /// Warms `count` of `pool`'s connections, holding all but one of them
+    /// at most; how many it warmed. Nothing without the rides and the worker fetch, which a
     /// hello's turns run through.
     pub(super) async fn warm(&self, pool: &PgPool, schema: &str, ack: &str, count: u32) -> usize {
         if std::env::var("DUROXIDE_NODE_WARM").as_deref() == Ok("off") {
@@ -174,8 +174,9 @@ impl Warmer {
     }
 
     /// Warms a connection for each of a runtime's `slots` and one for the
-    /// client, up to [`MOST_WARMED`] and never the whole pool, unless the
-    /// pool has opened that many already.
+    /// client, up to [`MOST_WARMED`] and all but one of the pool's, unless
+    /// the pool has opened that many already. (The pool may open one more
+    /// while a connection given back before is on its way into it.)
     pub(crate) async fn for_runtime(&self, slots: usize) {
         let want = u32::try_from(slots + 1)
             .unwrap_or(u32::MAX)
