@@ -86,8 +86,8 @@ type Known = (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>);
 
 impl HistoryTail {
     /// Warms `count` of `pool`'s connections, holding all but one of them
-    /// at most; how many it warmed. Nothing without the rides and the worker fetch, which a
-    /// hello's turns run through.
+    /// at most; how many it warmed. Nothing without the rides and the
+    /// worker fetch, which a hello's turns run through.
     pub(super) async fn warm(&self, pool: &PgPool, schema: &str, ack: &str, count: u32) -> usize {
         if std::env::var("DUROXIDE_NODE_WARM").as_deref() == Ok("off") {
             return 0;
