@@ -25,7 +25,9 @@ export type {
   PruneOptions,
   PruneResult,
   QueueDepths,
+  SetAsideMessage,
   SystemMetrics,
+  TypedStartOptions,
 } from './types/client'
 export { Client } from './types/client'
 export type {
@@ -63,6 +65,7 @@ export type {
 export {
   AbortError,
   ActivityFailedError,
+  AlreadyExistsError,
   DuroxideError,
   InvalidArgumentError,
   InvalidOptionError,
@@ -76,8 +79,10 @@ export {
   TimeoutError,
 } from './types/errors'
 export type {
+  ClientOptions,
   DeterminismGuard,
   EffectiveOptions,
+  NondeterminismPolicy,
   LogFormat,
   LogLevel,
   RuntimeOptions,
@@ -100,10 +105,23 @@ export type {
   TaskResult,
 } from './types/orchestration'
 export { OrchestrationContext } from './types/orchestration'
-export type { EntraOptions, PostgresConnectOptions, Provider } from './types/providers'
+export type {
+  EntraOptions,
+  FastPath,
+  FastPathsReport,
+  MigrateOptions,
+  MigrateReport,
+  PostgresConnectOptions,
+  PostgresOptions,
+  Provider,
+  SqliteOpenOptions,
+} from './types/providers'
 export { PostgresProvider, SqliteProvider } from './types/providers'
 export type { MetricsSnapshot, RuntimeEvent, RuntimeEventType, RuntimeHealth } from './types/runtime'
 export { Runtime } from './types/runtime'
+
+export type { DashboardHandler, DashboardOptions } from './types/dashboard'
+export { createDashboard } from './types/dashboard'
 
 export type { ContextLog, LogRecord, LogSinkStats, StartOptions, TraceContext, TracingOptions } from './types/tracing'
 export { initTracing } from './types/tracing'
@@ -118,3 +136,15 @@ export declare const MAX_KV_KEYS: number
 export declare const MAX_KV_VALUE_BYTES: number
 /** Largest custom status, in bytes (from duroxide's `runtime::limits`). */
 export declare const MAX_CUSTOM_STATUS_BYTES: number
+/**
+ * Longest identifier, in UTF-8 bytes: 1000. An identifier (instance id,
+ * orchestration, activity, event, queue, session and tag name, KV key) is a
+ * non-empty, well-formed Unicode string (no unpaired surrogates) without
+ * control characters (C0 U+0000-U+001F, DEL U+007F, C1 U+0080-U+009F) of at
+ * most this many bytes; anything else is refused at the call with
+ * `InvalidArgumentError` (`ERR_INVALID_ARGUMENT`) naming the argument and
+ * the rule. The same on SQLite and Postgres.
+ */
+export declare const MAX_IDENTIFIER_BYTES: number
+/** Default of the `maxPayloadBytes` option of runtimes and clients, in bytes of JSON: 2097152 (2 MiB). */
+export declare const DEFAULT_MAX_PAYLOAD_BYTES: number

@@ -12,6 +12,14 @@ const errors = require('./lib/errors')
 const definitions = require('./lib/definitions')
 const { OrchestrationHandle } = require('./lib/client-typed')
 
+/**
+ * The web dashboard's `(req, res[, next])` handler (docs/dashboard.md).
+ * Loaded on first use: applications that never serve it do not load it.
+ */
+function createDashboard(provider, options) {
+  return require('./lib/dashboard').createDashboard(provider, options)
+}
+
 module.exports = {
   SqliteProvider,
   PostgresProvider,
@@ -20,6 +28,7 @@ module.exports = {
   OrchestrationContext,
   ActivityContext,
   initTracing,
+  createDashboard,
   defineActivity: definitions.defineActivity,
   defineOrchestration: definitions.defineOrchestration,
   defineEvent: definitions.defineEvent,
@@ -31,10 +40,13 @@ module.exports = {
   MAX_KV_KEYS: native.MAX_KV_KEYS,
   MAX_KV_VALUE_BYTES: native.MAX_KV_VALUE_BYTES,
   MAX_CUSTOM_STATUS_BYTES: native.MAX_CUSTOM_STATUS_BYTES,
+  MAX_IDENTIFIER_BYTES: native.MAX_IDENTIFIER_BYTES,
+  DEFAULT_MAX_PAYLOAD_BYTES: native.DEFAULT_MAX_PAYLOAD_BYTES,
   DuroxideError: errors.DuroxideError,
   InvalidOptionError: errors.InvalidOptionError,
   InvalidArgumentError: errors.InvalidArgumentError,
   NotFoundError: errors.NotFoundError,
+  AlreadyExistsError: errors.AlreadyExistsError,
   TimeoutError: errors.TimeoutError,
   ProviderError: errors.ProviderError,
   RuntimeStateError: errors.RuntimeStateError,

@@ -9,6 +9,12 @@ export interface ReplayDivergence {
    * completes.
    */
   index: number
+  /**
+   * The `eventId` of that event, as `readExecutionHistory` and the CLI's
+   * `history` number it (the next id past the end of a running history);
+   * `message` names this number.
+   */
+  eventId: number
   /** The history's event there (absent past the end of a running history). */
   recorded?: HistoryEvent
   /**
@@ -17,7 +23,7 @@ export interface ReplayDivergence {
    * `OrchestrationContinuedAsNew`). Absent when it schedules nothing and waits.
    */
   scheduled?: HistoryEvent
-  /** Says both, e.g. "at event 3 the history has activity 'Charge' ..., but the code schedules a timer". */
+  /** Says both, e.g. "at event 4 the history has activity 'Charge' ..., but the code schedules a timer". */
   message: string
 }
 

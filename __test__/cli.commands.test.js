@@ -262,7 +262,14 @@ for (const [kind, open] of backends) {
       rt = await startRuntime(store.provider)
       const r = await cli('raise', ids.waiter, 'go', '{"approved":true}', '--json')
       assert.equal(r.code, 0, r.stderr)
-      assert.deepEqual(r.json, { instanceId: ids.waiter, eventName: 'go', data: { approved: true }, raised: true })
+      assert.deepEqual(r.json, {
+        instanceId: ids.waiter,
+        eventName: 'go',
+        data: { approved: true },
+        raised: true,
+        delivery: 'to the open wait',
+        waitsFor: { events: ['go'], mailboxes: [] },
+      })
       const done = await client.waitForOrchestration(ids.waiter, 20000)
       assert.deepEqual(done.output, { approved: true })
 
@@ -274,6 +281,24 @@ for (const [kind, open] of backends) {
       assert.match(bad.stderr, /\[ERR_INVALID_ARGUMENT\].*not JSON text/)
       assert.match(bad.stderr, /Usage: duroxide-node raise/)
       assert.equal((await client.getStatus(ids.waiter2)).status, 'Running')
+    })
+
+    test('raise warns when the instance does not wait for the name, and --strict refuses', async () => {
+      const before = (await client.readExecutionHistory(ids.waiter2, 1)).length
+      const strict = await cli('raise', ids.waiter2, 'aproval', '1', '--strict')
+      assert.equal(strict.code, 1)
+      assert.match(strict.stderr, /\[ERR_RUNTIME_STATE\]: instance '[^']+' is not waiting for 'aproval' \(it waits for 'go'\); nothing was raised/)
+      assert.equal(await client.getQueueDepths().then((q) => q.orchestratorQueue), 0, 'nothing was queued')
+      assert.equal((await client.readExecutionHistory(ids.waiter2, 1)).length, before)
+
+      const warned = await cli('raise', ids.waiter2, 'aproval', '1')
+      assert.equal(warned.code, 0, warned.stderr)
+      assert.match(warned.stderr, /warning: instance '[^']+' is not waiting for 'aproval' \(it waits for 'go'\); raised anyway \(kept until waited for\)/)
+      assert.match(warned.stdout, /^delivery:\s+kept until waited for$/m)
+      const json = await cli('raise', ids.waiter2, 'aproval', '2', '--json')
+      assert.equal(json.code, 0, json.stderr)
+      assert.equal(json.stderr, '')
+      assert.match(json.json.warning, /not waiting for 'aproval'/)
     })
 
     test('delete needs --yes without a terminal, --force for a running instance, and a root id', async () => {
@@ -306,6 +331,16 @@ for (const [kind, open] of backends) {
       const done = await client.waitForOrchestration(ids.waiter2, 20000)
       assert.equal(done.status, 'Failed')
       assert.match(done.error, /operator said so/)
+      assert.equal(done.failure.cancelled, true)
+      assert.equal(done.failure.reason, 'operator said so')
+      const shown = await cli('show', ids.waiter2)
+      assert.match(shown.stdout, /^status:\s+Failed \(cancelled\)$/m)
+      assert.match(shown.stdout, /^cancelled:\s+operator said so$/m)
+      const shownJson = await cli('show', ids.waiter2, '--json')
+      assert.equal(shownJson.json.status.failure.cancelled, true)
+      assert.equal(shownJson.json.status.failure.reason, 'operator said so')
+      const history = await cli('history', ids.waiter2)
+      assert.match(history.stdout, /OrchestrationFailed\s+cancelled: operator said so$/m)
       const again = await cli('cancel', ids.waiter2, '--json')
       assert.equal(again.code, 1)
       assert.equal(again.error.code, 'ERR_RUNTIME_STATE')

@@ -70,13 +70,18 @@ for (const [kind, open] of backends) {
       const o1 = r.json.results.find((x) => x.instanceId === 'o1')
       assert.equal(o1.ok, false)
       assert.equal(o1.divergence.index, 3)
+      assert.equal(o1.divergence.eventId, 4)
       assert.equal(JSON.parse(o1.divergence.recorded.data).name, 'Charge')
       assert.equal(JSON.parse(o1.divergence.scheduled.data).name, 'Refund')
       assert.equal(r.json.results.find((x) => x.instanceId === 'a1').ok, true)
 
       const table = await cli('--module', moduleFile('timer-before.js'))
       assert.equal(table.code, 1, table.stderr)
-      assert.match(table.stdout, /^o1\s+1\s+DIVERGED\s+#3\s+at event 3 the history has activity 'Charge'.*a timer/m)
+      assert.match(table.stdout, /^o1\s+1\s+DIVERGED\s+#4\s+at event 4 the history has activity 'Charge'.*a timer/m)
+      // One numbering: `history` shows the same event as #4 too.
+      const history = await runCli(['history', 'o1', '--database-url', store.url], { env: store.schema ? { DUROXIDE_SCHEMA: store.schema } : {} })
+      assert.equal(history.code, 0, history.stderr)
+      assert.match(history.stdout, /^#4\s.*ActivityScheduled\s.*Charge/m)
       assert.match(table.stdout, /^1 checked, 1 diverged$|^2 checked, 1 diverged$/m)
     })
 

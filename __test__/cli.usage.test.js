@@ -9,7 +9,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { runCli } = require('./fixtures/cli-run')
 
-const COMMANDS = ['list', 'show', 'history', 'raise', 'cancel', 'delete', 'prune', 'stats', 'replay']
+const COMMANDS = ['list', 'show', 'history', 'raise', 'cancel', 'delete', 'prune', 'stats', 'replay', 'set-aside', 'migrate', 'dashboard']
 
 test('--help lists every command and exits 0; each command has its own --help', async () => {
   const r = await runCli(['--help'])

@@ -17,6 +17,7 @@ const ERROR_CODES = {
   InvalidOptionError: 'ERR_INVALID_OPTION',
   InvalidArgumentError: 'ERR_INVALID_ARGUMENT',
   NotFoundError: 'ERR_NOT_FOUND',
+  AlreadyExistsError: 'ERR_ALREADY_EXISTS',
   TimeoutError: 'ERR_TIMEOUT',
   ProviderError: 'ERR_PROVIDER',
   RuntimeStateError: 'ERR_RUNTIME_STATE',
@@ -68,7 +69,7 @@ test('the limits equal duroxide runtime::limits', () => {
 
 test('providers are built by their static factories', () => {
   assert.deepEqual(jsStatics(api.SqliteProvider), ['inMemory', 'open'])
-  assert.deepEqual(jsStatics(api.PostgresProvider), ['connect', 'connectWithEntra', 'connectWithSchema', 'connectWithSchemaAndEntra'])
+  assert.deepEqual(jsStatics(api.PostgresProvider), ['connect', 'connectWithEntra', 'connectWithSchema', 'connectWithSchemaAndEntra', 'migrate'])
 })
 
 test('each error class is a DuroxideError with its own stable code and name', () => {

@@ -10,14 +10,12 @@
 // cap's proof. Speed (fetch p99, throughput with the cap on and off) is the
 // benchmark's business: `node bench/convoy.js`.
 //
-// The fleet polls (DUROXIDE_NODE_WAKEUP=off) and its Postgres fetches are
-// the crate's: they wait for a held instance and for their commit's WAL
-// flush (DUROXIDE_NODE_TRY_LOCKS=off, DUROXIDE_NODE_ASYNC_FETCH=off). With
-// wake-ups, woken dispatchers look at the store one at a time
-// (src/providers/wakeup/signal.rs); fetches that try the instance lock take
-// the next instance instead of queueing, and without the flush they hold
-// their locks for less (src/providers/history_tail/sql.rs). So at this size
-// the uncapped runtimes no longer pile into the fetch; a fleet of the crate's
+// The fleet runs with `fastPaths: false`: it polls and its Postgres fetches
+// are the crate's, which wait for a held instance. With wake-ups, woken
+// dispatchers look at the store one at a time (src/providers/wakeup/signal.rs),
+// and fetches that try the instance lock take the next instance instead of
+// queueing (src/providers/pg_functions/fetch_turn.sql). So at this size the
+// uncapped runtimes no longer pile into the fetch; a fleet of the crate's
 // polling fetches still does, and the cap must hold it there.
 //
 // The pile is a sampled maximum. Over 4 s of load the uncapped fleet's read
@@ -30,22 +28,21 @@ const { spawn } = require('node:child_process')
 const { runConvoy, format } = require('../bench/convoy')
 const { DATABASE_URL } = require('./helpers')
 
-const FLEET = { wakeup: 'off', tryLocks: 'off', asyncFetch: 'off', processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 10, seconds: 8, turnMs: 20, steps: 2, timeoutMs: 60000 }
+const FLEET = { fastPaths: false, processes: 2, runtimes: 2, slots: 8, poolMax: 12, rate: 10, seconds: 8, turnMs: 20, steps: 2, timeoutMs: 60000 }
 const RUNTIMES = FLEET.processes * FLEET.runtimes
 
 /**
  * Samples, until stopped, how many sessions are inside `schema`'s
  * orchestration fetch at once (the sampler's own session excluded): the
- * crate's fetch_orchestration_item or the tail fetch derived from it (called
- * directly or through the wrapper that commits it asynchronously), with one
+ * crate's fetch_orchestration_item (the fleet runs without fast paths), or
+ * the tail fetch of fetch_turn.sql, with one
  * psql session fed a query per answer. Resolves the largest count seen and
  * the number of samples.
  */
 function fetchesInFlight(schema) {
   const sql = `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() ` +
     `AND (query LIKE 'SELECT * FROM ${schema}.fetch_orchestration_item(%' ` +
-    `OR query LIKE '%FROM "${schema}".duroxide_node_fetch_tail_%' ` +
-    `OR query LIKE '%FROM "${schema}".duroxide_node_fetch_async_%');\n`
+    `OR query LIKE '%FROM ${schema}.duroxide_node_fetch_turn_%');\n`
   const psql = spawn('psql', [DATABASE_URL, '-At', '-v', 'ON_ERROR_STOP=1'], { stdio: ['pipe', 'pipe', 'inherit'] })
   let max = 0
   let samples = 0

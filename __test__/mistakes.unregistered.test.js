@@ -27,6 +27,24 @@ async function watched(t, open, register) {
   return { rt, events, client: new Client(store.provider) }
 }
 
+/** Waits of 300 ms on `id` time out, until one's message matches `pattern`. */
+async function timesOutSaying(client, id, pattern) {
+  let last = null
+  try {
+    await eventually(async () => {
+      await assert.rejects(client.waitForOrchestration(id, 300), (err) => {
+        assert.equal(err.code, 'ERR_TIMEOUT', err.message)
+        last = err.message
+        return true
+      })
+      return pattern.test(last)
+    }, { what: `a timeout of ${id} matching ${pattern}` })
+  } catch (err) {
+    err.message += `; the last said: ${last}`
+    throw err
+  }
+}
+
 for (const [backend, open] of backends) {
   describe(`unregistered names (${backend})`, () => {
     test('an unregistered activity emits one event per name and degrades health; the instance stays Running', async (t) => {
@@ -58,6 +76,25 @@ for (const [backend, open] of backends) {
         JSON.stringify(health.reasons),
       )
       assert.equal((await client.getStatus(a)).status, 'Running')
+    })
+
+    test('a wait that runs out names the activity tried again and again, and the sub-orchestration nobody runs', async (t) => {
+      const { client } = await watched(t, open, (r) => {
+        r.registerOrchestration('CallsMissing', function* (ctx) {
+          return yield ctx.scheduleActivity('ChargeCrad', null)
+        })
+        r.registerOrchestration('CallsMissingChild', function* (ctx) {
+          return yield ctx.scheduleSubOrchestration('Refnud', null)
+        })
+      })
+      const a = uniqueName('a')
+      const b = uniqueName('b')
+      await client.startOrchestration(a, 'CallsMissing', null)
+      await client.startOrchestration(b, 'CallsMissingChild', null)
+      // What the store shows depends on how far the runtime got (the first
+      // turn, the first tries), so short waits are repeated until it is there.
+      await timesOutSaying(client, a, new RegExp(`instance '${a}' did not finish within 300 ms: it waits for activity 'ChargeCrad', tried \\d+ times without a result.*no\\s+running worker registers`, 's'))
+      await timesOutSaying(client, b, /it waits for sub-orchestration 'Refnud' \('[^']+'\), whose start waits in the queue: no runtime in this process registers 'Refnud'/)
     })
 
     // Regression: duroxide runs these as activities of its own ('__duroxide_syscall:...'),

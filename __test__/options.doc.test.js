@@ -36,3 +36,15 @@ test('the generator refuses an option that Rust accepts but the types do not doc
   const page = render({ names: ['a'], fields, defaults: { a: 3 } })
   assert.match(page, /\| \[`a`\]\(#a\) \| `number` \| `3` \|/)
 })
+
+test('the client options have their own section, from ClientOptions and CLIENT_OPTION_NAMES', async () => {
+  const names = optionNames(fs.readFileSync(path.join(ROOT, 'src', 'options', 'client.rs'), 'utf8'), 'CLIENT_OPTION_NAMES')
+  assert.deepEqual(names, ['maxPayloadBytes'])
+  const page = await generate()
+  assert.match(page, /\n## Client options\n/)
+  assert.match(page, /\| \[`maxPayloadBytes`\]\(#client-maxpayloadbytes\) \| `number` \| `16777216` \|/)
+  assert.match(page, /\n### Client: maxPayloadBytes\n\nType: `number`\. Default: `16777216`\.\n/)
+  const fields = new Map([['a', { type: 'number', doc: 'A.' }]])
+  const client = { names: ['a', 'b'], fields, defaults: { a: 1 } }
+  assert.throws(() => render({ names: ['a'], fields, defaults: { a: 3 }, client }), /b accepted by src\/options but not documented .*ClientOptions/)
+})

@@ -40,6 +40,10 @@ function userEnv() {
   const cargo = process.platform === 'win32' ? 'cargo.exe' : 'cargo'
   const dirs = (env.PATH ?? '').split(path.delimiter).filter((d) => d && !fs.existsSync(path.join(d, cargo)))
   env.PATH = [path.dirname(process.execPath), ...dirs].join(path.delimiter)
+  // No preloads of this checkout (`--fast-paths=off` preloads one): it would
+  // load the repository's native module beside the installed one, and glibc
+  // has static TLS for one copy only ("cannot allocate memory in static TLS block").
+  delete env.NODE_OPTIONS
   return env
 }
 

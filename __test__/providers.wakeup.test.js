@@ -16,7 +16,10 @@ const { readEffects } = require('./faults/workers/catalog')
 
 const LONG_POLL = { dispatcherPollIntervalMs: 10, dispatcherLongPollTimeoutMs: 120000 }
 // Far longer than any wait below: what the tick would find, the test never sees.
-const NO_FALLBACK = { DUROXIDE_NODE_WAKEUP_FALLBACK_MS: '600000' }
+// Wake-ups are a fast path: named, so `--fast-paths=off` keeps them here.
+const NO_FALLBACK = { fallbackPollMs: 600000, fastPaths: true }
+/** `cfg` with its members' provider options. */
+const connecting = (cfg, connectOptions) => ({ ...cfg, connectOptions: { ...cfg.connectOptions, ...connectOptions } })
 const WAIT_MS = 40000
 
 function chainOutput(n) {
@@ -27,8 +30,12 @@ function fanOutput(n) {
 }
 
 test('a 3-process fleet woken by LISTEN/NOTIFY completes everything once', { timeout: 180000 }, async (t) => {
-  const { pg, client, cfg } = await pgFleet(t, 'dxw_fleet', { ...LONG_POLL, orchestrationConcurrency: 2, workerConcurrency: 2 })
-  const fleet = [0, 1, 2].map((i) => new Worker(t, cfg, { name: `member-${i}`, env: NO_FALLBACK }))
+  const { pg, cfg } = await pgFleet(t, 'dxw_fleet', { ...LONG_POLL, orchestrationConcurrency: 2, workerConcurrency: 2 })
+  // The starts' notifications come from this process's client: its provider
+  // names the fast paths too (with them off it announces nothing, and only the
+  // tick, far away here, would find its starts).
+  const client = new Client(await PostgresProvider.connectWithSchema(DATABASE_URL, pg.schema, NO_FALLBACK))
+  const fleet = [0, 1, 2].map((i) => new Worker(t, connecting(cfg, NO_FALLBACK), { name: `member-${i}` }))
   await Promise.all(fleet.map((w) => w.ready()))
   // One LISTEN connection per provider that fetches: the three members (this
   // process only runs a client). They connect in the background; each holds
@@ -71,7 +78,7 @@ test('a timer wakes its dispatcher at its due time without notifications', { tim
   // Started before the member runs, so its first fetch finds it; after that
   // only the timer's due time can wake the member in time.
   await client.startOrchestration('timed', 'Timed', { ms: 500 })
-  const member = new Worker(t, cfg, { name: 'local-only', env: { ...NO_FALLBACK, DUROXIDE_NODE_WAKEUP: 'local' } })
+  const member = new Worker(t, connecting(cfg, { ...NO_FALLBACK, listen: false }), { name: 'local-only' })
   await member.ready()
   const s = await client.waitForOrchestration('timed', WAIT_MS)
   assert.equal(s.status, 'Completed')
@@ -83,7 +90,7 @@ test('a process that misses notifications still finishes the work by its fallbac
   const { pg, client, cfg } = await pgFleet(t, 'dxw_deaf', LONG_POLL)
   // No LISTEN: work started from this process reaches the member only through
   // its fallback tick (200 ms here).
-  const member = new Worker(t, cfg, { name: 'deaf', env: { DUROXIDE_NODE_WAKEUP: 'local', DUROXIDE_NODE_WAKEUP_FALLBACK_MS: '200' } })
+  const member = new Worker(t, connecting(cfg, { listen: false, fallbackPollMs: 200, fastPaths: true }), { name: 'deaf' })
   await member.ready()
   const expected = new Map()
   for (let i = 0; i < 5; i++) {
@@ -104,15 +111,15 @@ async function committed(db) {
 }
 
 /** Transactions one idle member causes in its own database over `idleMs`, connect to exit. */
-async function idleTransactions(t, env, idleMs) {
+async function idleTransactions(t, connectOptions, idleMs) {
   const db = uniqueName('dxw_idle')
   psql(`CREATE DATABASE ${db}`)
   t.after(() => psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`))
   const url = new URL(DATABASE_URL)
   url.pathname = `/${db}`
   const before = await committed(db)
-  const cfg = { backend: 'postgres', url: url.toString(), schema: 'idle', options: { dispatcherPollIntervalMs: 10 } }
-  const member = new Worker(t, cfg, { name: `idle-${env.DUROXIDE_NODE_WAKEUP || 'on'}`, env })
+  const cfg = { backend: 'postgres', url: url.toString(), schema: 'idle', options: { dispatcherPollIntervalMs: 10 }, connectOptions }
+  const member = new Worker(t, cfg, { name: `idle-${connectOptions.fastPaths === false ? 'polling' : 'waiting'}` })
   await member.ready()
   await new Promise((r) => setTimeout(r, idleMs))
   await member.stop()
@@ -122,9 +129,10 @@ async function idleTransactions(t, env, idleMs) {
 test('an idle runtime that waits for wake-ups costs Postgres a small fraction of what 10 ms polling costs', { timeout: 120000 }, async (t) => {
   const idleMs = 4000
   // Connecting, migrating a fresh schema and shutting down, without idling.
-  const base = await idleTransactions(t, {}, 0)
-  const polling = (await idleTransactions(t, { DUROXIDE_NODE_WAKEUP: 'off' }, idleMs)) - base
-  const waiting = (await idleTransactions(t, {}, idleMs)) - base
+  // fastPaths: false polls as the crate does.
+  const base = await idleTransactions(t, { fastPaths: true }, 0)
+  const polling = (await idleTransactions(t, { fastPaths: false }, idleMs)) - base
+  const waiting = (await idleTransactions(t, { fastPaths: true }, idleMs)) - base
   const perSecond = (n) => (n / (idleMs / 1000)).toFixed(1)
   t.diagnostic(`idle runtime: ${perSecond(polling)} transactions/s polling every 10 ms, ${perSecond(waiting)}/s waiting for wake-ups (${(Math.max(waiting, 0) / polling * 100).toFixed(1)}%); connect to exit without idling: ${base}`)
   assert.ok(polling > 0, `polling caused ${polling} transactions`)
@@ -135,15 +143,7 @@ test('a client start in this process wakes a runtime of the same provider', { ti
   const pg = await pgSchema(t, 'dxw_local')
   const { Runtime } = require('..')
   // SQLite has only this half; on Postgres the same path runs before NOTIFY.
-  process.env.DUROXIDE_NODE_WAKEUP_FALLBACK_MS = '600000'
-  process.env.DUROXIDE_NODE_WAKEUP = 'local'
-  let provider
-  try {
-    provider = await PostgresProvider.connectWithSchema(DATABASE_URL, pg.schema)
-  } finally {
-    delete process.env.DUROXIDE_NODE_WAKEUP_FALLBACK_MS
-    delete process.env.DUROXIDE_NODE_WAKEUP
-  }
+  const provider = await PostgresProvider.connectWithSchema(DATABASE_URL, pg.schema, { ...NO_FALLBACK, listen: false })
   const rt = new Runtime(provider, LONG_POLL)
   rt.registerActivity('Up', async (ctx, s) => s.toUpperCase())
   rt.registerOrchestration('Up', function* (ctx, s) { return yield ctx.scheduleActivity('Up', s) })

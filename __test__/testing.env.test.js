@@ -3,7 +3,9 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { TestEnv } = require('../testing')
-const { SqliteProvider, Runtime, Client, RuntimeStateError } = require('..')
+const { SqliteProvider, Runtime, Client, RuntimeStateError, defineActivity, defineOrchestration } = require('..')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
 const { coded } = require('./helpers')
 
 const HOUR = 3_600_000
@@ -191,6 +193,20 @@ test('mockActivity replaces a registered activity and supplies an unregistered o
   assert.throws(() => e.runtime.registerActivity('Ship', async () => 1), coded('ERR_RUNTIME_STATE'))
 })
 
+test('mockActivity takes an activity definition and replaces what it defines', async (t) => {
+  const charge = defineActivity('Charge', async (_ctx, amount) => `real ${amount}`)
+  const order = defineOrchestration('TypedOrder', function* (ctx, amount) {
+    return yield* ctx.call(charge, amount)
+  })
+  const e = await env(t, (rt, env) => {
+    rt.register(charge, order)
+    env.mockActivity(charge, async (_ctx, amount) => `mock ${amount}`)
+  })
+  const h = await e.client.start(order, 'typed-1', 7)
+  assert.equal(await h.result({ signal: AbortSignal.timeout(5000) }), 'mock 7')
+  assert.throws(() => e.mockActivity({ name: 'Charge' }, async () => 1), coded('ERR_INVALID_ARGUMENT', 'name'))
+})
+
 test('a plain registration twice is refused, as on a Runtime', async () => {
   const e = await TestEnv.create()
   try {
@@ -263,6 +279,48 @@ test('bad input: clear errors with codes', async (t) => {
   await assert.rejects(e.advance({ days: 1 }), coded('ERR_INVALID_ARGUMENT', 'duration'))
   assert.throws(() => e.mockActivity(42, async () => 1), coded('ERR_INVALID_ARGUMENT', 'name'))
   assert.throws(() => e.mockActivity('A', 'not a function'), coded('ERR_INVALID_ARGUMENT', 'mock'))
+})
+
+/**
+ * stderr of a child process that runs an orchestration whose activity fails
+ * on a TestEnv created with `options`: what a test file's output would show.
+ */
+function envLogs(options) {
+  const script = `
+const { TestEnv } = require(${JSON.stringify(path.join(__dirname, '..', 'testing'))})
+;(async () => {
+  const env = await TestEnv.create(${JSON.stringify(options)})
+  env.runtime.registerActivity('Fails', async () => { throw new Error('expected failure') })
+  env.runtime.registerOrchestration('Main', function* (ctx) {
+    try { yield ctx.scheduleActivity('Fails', null) } catch {}
+    return 'done'
+  })
+  await env.start()
+  await env.client.startOrchestration('m-1', 'Main', null)
+  const s = await env.client.waitForOrchestration('m-1', 10000)
+  await env.shutdown()
+  if (s.status !== 'Completed') process.exit(2)
+})().catch((e) => { console.error(e); process.exit(3) })
+`
+  const childEnv = { ...process.env }
+  delete childEnv.RUST_LOG
+  const r = spawnSync(process.execPath, ['-e', script], { env: childEnv, encoding: 'utf8', timeout: 60000 })
+  assert.equal(r.status, 0, r.stderr)
+  return r.stderr
+}
+
+test('TestEnv logs errors only unless asked: logLevel', async () => {
+  // Quiet by default: a test's output is the test runner's.
+  assert.equal(envLogs({}), '')
+  // Asked for, the runtime's INFO lines (the failed activity among them) show.
+  const info = envLogs({ logLevel: 'info' })
+  assert.match(info, / INFO .*Activity failed \(application error\)/)
+  assert.match(envLogs({ runtimeOptions: { logLevel: 'info' } }), / INFO /)
+  await assert.rejects(
+    TestEnv.create({ logLevel: 'info', runtimeOptions: { logLevel: 'warn' } }),
+    coded('ERR_INVALID_OPTION', 'logLevel', 'runtimeOptions.logLevel'),
+  )
+  await assert.rejects(TestEnv.create({ logLevel: 'loud' }), coded('ERR_INVALID_OPTION', 'logLevel'))
 })
 
 test('a wait that never goes idle ends with ERR_TIMEOUT, naming what is running', async (t) => {

@@ -125,7 +125,10 @@ for (const [kind, open] of backends) {
       assert.equal(r.divergence.scheduled.kind, 'OrchestrationCompleted')
       assert.match(r.divergence.message, /ends with failure \(.*out of stock.*\).*but the code ends with completion/)
       // The failure's message alone, without the structure stored after it (lib/failure.js).
-      assert.match(r.divergence.message, /ends with failure \(out of stock\) at event 3,/)
+      // Numbered as the history numbers it: the failure is eventId 4 (index 3).
+      assert.equal(r.divergence.eventId, r.divergence.recorded.eventId)
+      assert.equal(r.divergence.eventId, 4)
+      assert.match(r.divergence.message, /ends with failure \(out of stock\) at event 4,/)
       assert.deepEqual(calls, {})
     })
 
@@ -140,10 +143,12 @@ for (const [kind, open] of backends) {
         assert.equal(d.index, 3)
         assert.equal(d.recorded.kind, 'ActivityScheduled')
         assert.equal(d.recorded.eventId, history[3].eventId)
+        // One numbering: the divergence names the eventId history shows, not the index.
+        assert.equal(d.eventId, history[3].eventId)
         assert.equal(dataOf(d.recorded).name, 'Charge')
         assert.equal(d.scheduled.kind, 'ActivityScheduled')
         assert.equal(dataOf(d.scheduled).name, 'Refund')
-        assert.match(d.message, /at event 3 the history has activity 'Charge'.*the code schedules activity 'Refund'/)
+        assert.match(d.message, new RegExp(`^at event ${history[3].eventId} the history has activity 'Charge'.*the code schedules activity 'Refund'`))
       }
       // The running instances never reach the changed step: still clean.
       const byId = Object.fromEntries((await replayInstances(store.provider, code)).map((r) => [r.instanceId, r]))
@@ -167,6 +172,7 @@ for (const [kind, open] of backends) {
       assert.equal(after.ok, false)
       // 4 Charge completed, 5 OrchestrationCompleted: the code waits on a timer instead
       assert.equal(after.divergence.index, 5)
+      assert.equal(after.divergence.eventId, after.divergence.recorded.eventId)
       assert.equal(after.divergence.recorded.kind, 'OrchestrationCompleted')
       assert.deepEqual(dataOf(after.divergence.recorded).charged, 'charged 2')
       assert.equal(after.divergence.scheduled.kind, 'TimerCreated')
@@ -187,6 +193,7 @@ for (const [kind, open] of backends) {
       const r = await replayHistory(codeOf(store.provider, 'unregistered'), await client.exportHistory('o1'))
       assert.equal(r.ok, false)
       assert.equal(r.divergence.index, 0)
+      assert.equal(r.divergence.eventId, 1)
       assert.equal(r.divergence.recorded.kind, 'OrchestrationStarted')
       assert.equal(r.divergence.scheduled, undefined)
       assert.match(r.divergence.message, /orchestration 'Order' version 1\.0\.0 is not registered/)

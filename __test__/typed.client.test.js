@@ -8,7 +8,7 @@ const assert = require('node:assert/strict')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const { backends, clientWithRuntime, coded, settlesWithin, sqliteFile } = require('./helpers')
-const { Client, AbortError, DuroxideError, defineActivity, defineOrchestration, defineEvent, defineKey } = require('..')
+const { Client, AbortError, AlreadyExistsError, DuroxideError, defineActivity, defineOrchestration, defineEvent, defineKey } = require('..')
 
 const echo = defineActivity('Echo', async (ctx, x) => x)
 const go = defineEvent('go')
@@ -39,6 +39,32 @@ for (const [backend, open] of backends) {
       // The string-named API keeps its behaviour: raising on nothing resolves.
       await client.raiseEvent('ghost', 'go', 1)
       await client.enqueueEvent('ghost', 'inbox', 1)
+    })
+
+    test('start rejects ERR_ALREADY_EXISTS for an id in use; ifExists: useExisting returns its handle', async (t) => {
+      const client = await clientWithRuntime(t, open, (rt) => rt.register(echo, waiter, quick))
+      const elsewhere = defineOrchestration('RunsElsewhere', function* () {})
+      // Stored (it ran) and queued (no runtime runs it): both exist.
+      await (await client.start(quick, 'dup-stored', 1)).result({ timeoutMs: 30000 })
+      await client.start(elsewhere, 'dup-queued')
+      for (const [id, def] of [['dup-stored', quick], ['dup-queued', elsewhere]]) {
+        await assert.rejects(client.start(def, id, 2), (err) => {
+          assert.ok(err instanceof AlreadyExistsError)
+          assert.equal(err.code, 'ERR_ALREADY_EXISTS')
+          assert.match(err.message, new RegExp(`instance '${id}' already exists .*ifExists: 'useExisting'`))
+          return true
+        })
+        const again = await client.start(def, id, 2, { ifExists: 'useExisting' })
+        assert.equal(again.instanceId, id)
+      }
+      assert.equal(await client.handle(quick, 'dup-stored').result(), 1, 'the first input stands')
+      // Another orchestration under that id is refused even with useExisting.
+      await assert.rejects(client.start(waiter, 'dup-stored', 1, { ifExists: 'useExisting' }), coded('ERR_ALREADY_EXISTS', "runs orchestration 'Quick'", "not 'Waiter'"))
+      await assert.rejects(client.start(quick, 'x', 1, { ifExists: 'replace' }), coded('ERR_INVALID_ARGUMENT', 'ifExists', "'useExisting'"))
+      await assert.rejects(client.start(quick, 'x', 1, { ifExist: 'reject' }), coded('ERR_INVALID_OPTION', 'ifExist', 'expected ifExists'))
+      // The string-named start keeps resolving (drop-in); its input is dropped.
+      await client.startOrchestration('dup-stored', 'Quick', 3)
+      assert.equal((await client.waitForOrchestrationTyped('dup-stored', 20000)), 1)
     })
 
     test('a started instance exists for the typed methods before its first turn (Pending)', async (t) => {
@@ -96,7 +122,7 @@ for (const [backend, open] of backends) {
       // With a signal that never fires, the deadline still applies, with the native wait's errors.
       const never = new AbortController().signal
       await assert.rejects(client.waitForOrchestration('w-abort', { timeoutMs: 50, signal: never }), coded('ERR_TIMEOUT', 'w-abort', 'within 50 ms'))
-      await assert.rejects(client.waitForOrchestration('nobody', { timeoutMs: 50, signal: never }), coded('ERR_NOT_FOUND', 'nobody', 'within 50 ms'))
+      await assert.rejects(client.waitForOrchestration('nobody', { timeoutMs: 50, signal: never }), coded('ERR_NOT_FOUND', 'nobody', 'not found'))
       await assert.rejects(client.waitForValue('w-abort', 'never', { timeoutMs: 50, signal: never }), coded('ERR_TIMEOUT', 'never'))
       await assert.rejects(client.waitForOrchestration('w-abort', { signal: 'nope' }), coded('ERR_INVALID_ARGUMENT', 'signal'))
       await assert.rejects(client.waitForOrchestration('w-abort', { timeout: 5 }), coded('ERR_INVALID_ARGUMENT', 'timeout'))

@@ -103,15 +103,9 @@ async function runConvoy(options = {}) {
   const workers = []
   let watcher = null
   try {
-    const workerConfig = { url: c.url, schema: pg.schema, runtimes: c.runtimes, slots: c.slots, workers: c.workers, gate: c.gate, workGate: c.workGate, turnMs: c.turnMs, pollMs: c.pollMs, poolMax: c.poolMax }
-    // `wakeup` sets the workers' DUROXIDE_NODE_WAKEUP (src/providers/wakeup.rs),
-    // `tryLocks` and `asyncFetch` their DUROXIDE_NODE_TRY_LOCKS and
-    // DUROXIDE_NODE_ASYNC_FETCH (src/providers/history_tail/sql.rs).
-    const env = { ...process.env }
-    if (c.wakeup) env.DUROXIDE_NODE_WAKEUP = c.wakeup
-    if (c.tryLocks) env.DUROXIDE_NODE_TRY_LOCKS = c.tryLocks
-    if (c.asyncFetch) env.DUROXIDE_NODE_ASYNC_FETCH = c.asyncFetch
-    for (let i = 0; i < c.processes; i++) workers.push(startWorker(workerConfig, i, env))
+    // `fastPaths: false`: the crate's polling and fetches (docs/fast-paths.md).
+    const workerConfig = { url: c.url, schema: pg.schema, runtimes: c.runtimes, slots: c.slots, workers: c.workers, gate: c.gate, workGate: c.workGate, turnMs: c.turnMs, pollMs: c.pollMs, poolMax: c.poolMax, fastPaths: c.fastPaths }
+    for (let i = 0; i < c.processes; i++) workers.push(startWorker(workerConfig, i, process.env))
     await Promise.all(workers.map((w) => w.ready))
     // `watch(schema)` observes the run (e.g. samples Postgres); its `stop()` result is `r.watched`.
     watcher = c.watch ? c.watch(pg.schema) : null

@@ -12,6 +12,11 @@
 // Timed workloads print {"timed": true} as their timed span starts and
 // {"ms": elapsed} at its end, on stdout. `idle` starts `runtimes`
 // runtimes, prints {"ready": true} and shuts them down when stdin closes.
+// `chain` also prints the ms per step of its first and of its last tenth
+// (`firstTenthStepMs`, `lastTenthStepMs`), from the times its activities ran.
+// `backlog` starts `n` instances that wait for an event, waits until all
+// wait (and prints the RSS they added), then raises each event once: the
+// timed span runs from the first raise until all completed.
 // `memory` runs `n` hello orchestrations in batches of `batch` and prints the
 // RSS after the first and after the last batch, and the V8 heap's committed
 // size at both points.
@@ -19,10 +24,15 @@ const { SqliteProvider, PostgresProvider, Runtime, Client } = require('..')
 
 const WAIT_MS = 600000
 const spec = JSON.parse(process.argv[2])
+/** When each `Step` activity ran (performance.now()), for `chain`'s tenths. */
+const stepTimes = []
 
 function register(rt) {
   rt.registerActivity('Greet', async (ctx, name) => `Hello, ${name}!`)
-  rt.registerActivity('Step', async (ctx, i) => i + 1)
+  rt.registerActivity('Step', async (ctx, i) => {
+    stepTimes.push(performance.now())
+    return i + 1
+  })
   rt.registerActivity('Echo', async (ctx, s) => 'y'.repeat(s.length))
   rt.registerOrchestration('Hello', function* (ctx, name) {
     return yield ctx.scheduleActivity('Greet', name)
@@ -38,6 +48,9 @@ function register(rt) {
   })
   rt.registerOrchestration('Payload', function* (ctx, s) {
     return yield ctx.scheduleActivity('Echo', s)
+  })
+  rt.registerOrchestration('Wait', function* (ctx) {
+    return yield ctx.waitForEvent('go')
   })
 }
 
@@ -74,6 +87,43 @@ async function runTimed(client, orchestration, inputs, expect, prefix = orchestr
     if (s.status !== 'Completed' || !expect(s.output)) throw new Error(`${id} ended unexpectedly: ${JSON.stringify(s).slice(0, 500)}`)
   }
   return performance.now() - t0
+}
+
+/**
+ * ms per step over the first and over the last tenth of a chain, from the
+ * times its `Step` activities ran.
+ */
+function tenths(n) {
+  const k = Math.max(1, Math.floor(n / 10))
+  if (stepTimes.length < n || n < 2 * k + 1) return {}
+  return {
+    firstTenthStepMs: (stepTimes[k] - stepTimes[0]) / k,
+    lastTenthStepMs: (stepTimes[n - 1] - stepTimes[n - 1 - k]) / k,
+  }
+}
+
+/**
+ * `n` instances waiting for an event, each raised once: the RSS the waiting
+ * instances added (after a GC), and the time from the first raise until the
+ * last instance completed.
+ */
+async function backlog(client) {
+  const n = spec.n
+  const before = memoryMb()
+  for (let i = 0; i < n; i++) await client.startOrchestration(`Wait-${i}`, 'Wait', null)
+  // Every instance has run its first turn (and waits) once the queue is empty.
+  while ((await client.getQueueDepths()).orchestratorQueue > 0) await new Promise((r) => setTimeout(r, 50))
+  await new Promise((r) => setTimeout(r, 200))
+  const waiting = memoryMb()
+  process.stdout.write('{"timed":true}\n')
+  const t0 = performance.now()
+  for (let i = 0; i < n; i++) await client.raiseEvent(`Wait-${i}`, 'go', i)
+  for (let i = 0; i < n; i++) {
+    const s = await client.waitForOrchestration(`Wait-${i}`, WAIT_MS)
+    if (s.status !== 'Completed' || s.output !== i) throw new Error(`Wait-${i} ended unexpectedly: ${JSON.stringify(s).slice(0, 500)}`)
+  }
+  const ms = performance.now() - t0
+  return { ms, waitingKbPerInstance: ((waiting.rss - before.rss) * 1024) / n }
 }
 
 function timed(client) {
@@ -137,7 +187,12 @@ async function main() {
   await rt.start()
   const client = new Client(provider)
   try {
-    const result = spec.workload === 'memory' ? await memory(client) : { ms: await timed(client) }
+    const result =
+      spec.workload === 'memory'
+        ? await memory(client)
+        : spec.workload === 'backlog'
+          ? await backlog(client)
+          : { ms: await timed(client), ...(spec.workload === 'chain' ? tenths(spec.n) : {}) }
     process.stdout.write(JSON.stringify(result) + '\n')
   } finally {
     await rt.shutdown(5000)

@@ -1,5 +1,5 @@
 'use strict'
-// The README's performance section from one run's JSON lines
+// docs/performance.md's tables from one run's JSON lines
 // (`npm run bench -- --markdown`).
 
 const secs = (ms) => `${(ms / 1000).toFixed(2)} s`

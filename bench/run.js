@@ -10,9 +10,21 @@
 //   npm run bench -- --store sqlite            # one store only
 //   npm run bench -- --repeat 5                # medians of 5 pairs of every workload
 //                                              # (default: defaultRepeat)
-//   npm run bench -- --markdown                # the README table on stdout (JSON lines to stderr)
+//   npm run bench -- --markdown                # docs/performance.md's tables on stdout (JSON lines to stderr)
 //   npm run bench -- --ours-options '{"maxConcurrentOrchestrationFetches":4}'
 //                                              # extra RuntimeOptions for our side (A/B runs)
+//
+// Scale runs (issue 46): a size after `fanout`, `chain` or `backlog` runs
+// that workload at the size and at half of it, one pair each (`--repeat`
+// for more), and prints the growth ratio (time at the size ÷ time at half).
+//
+//   npm run bench -- fanout 20000              # 10,000 and 20,000 activities joined by one orchestration
+//   npm run bench -- backlog 20000             # 10,000 and 20,000 waiting instances, each raised once
+//   npm run bench -- chain 3000                # ms per step, first tenth against last tenth
+//   npm run bench -- fanout 20000 --no-baseline --store sqlite
+//                                              # ours only (the crate takes minutes at these sizes)
+//
+// `backlog` without a size runs 2,000 (200 with --quick).
 //
 // Longer benchmarks that compare settings of this package rather than the
 // crate run only when named: convoy (bench/convoy.js), soak-sqlite, soak-memory,
@@ -65,18 +77,36 @@ function both(params) {
   return [{ store: 'sqlite', ...params }, { store: 'postgres', ...params }]
 }
 
+/** Workloads that take a size; `backlog` runs only as a scale run. */
+const SCALABLE = new Set(['fanout', 'chain', 'backlog'])
+const DEFAULT_BACKLOG = (q) => (q ? 200 : 2000)
+
+/** The cases of a scale run of `workload` at size `n`: half of it, then it, on each store. */
+function scaleCases(workload, n) {
+  const small = Math.max(1, Math.floor(n / 2))
+  return [small, n].flatMap((size) => both({ n: size, scale: n }))
+}
+
 function parseArgs(argv) {
-  const args = { workloads: [], quick: false, markdown: false, repeat: null, store: null, build: true, oursOptions: undefined }
+  const args = { workloads: [], sizes: {}, quick: false, markdown: false, repeat: null, store: null, build: true, baseline: true, oursOptions: undefined }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
-    if (a === '--quick') args.quick = true
+    if (SCALABLE.has(a) && /^[0-9]+$/.test(argv[i + 1] || '')) {
+      args.sizes[a] = Number(argv[++i])
+      if (args.sizes[a] < 2) throw new Error(`the size of ${a} must be at least 2`)
+      args.workloads.push(a)
+    } else if (a === 'backlog') {
+      args.sizes[a] = null
+      args.workloads.push(a)
+    } else if (a === '--no-baseline') args.baseline = false
+    else if (a === '--quick') args.quick = true
     else if (a === '--markdown') args.markdown = true
     else if (a === '--no-build') args.build = false
     else if (a === '--repeat') args.repeat = Number(argv[++i])
     else if (a === '--store') args.store = argv[++i]
     else if (a === '--ours-options') args.oursOptions = JSON.parse(argv[++i])
     else if (a in SUITE || a in EXTRA) args.workloads.push(a)
-    else throw new Error(`unknown argument '${a}'; workloads: ${[...Object.keys(SUITE), ...Object.keys(EXTRA)].join(', ')}; flags: --quick --markdown --no-build --repeat N --store sqlite|postgres --ours-options JSON`)
+    else throw new Error(`unknown argument '${a}'; workloads: ${[...Object.keys(SUITE), 'backlog', ...Object.keys(EXTRA)].join(', ')} (fanout, chain and backlog take a size: fanout 20000); flags: --quick --markdown --no-build --no-baseline --repeat N --store sqlite|postgres --ours-options JSON`)
   }
   if (args.repeat !== null && (!Number.isInteger(args.repeat) || args.repeat < 1)) throw new Error('--repeat must be an integer >= 1')
   if (args.store && args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got '${args.store}'`)
@@ -242,9 +272,9 @@ async function measureIdle(side, c, pg) {
 const BASELINE_RETRIES = 2
 
 /** Both sides on case `c`, `repeat` times, alternating which goes first. */
-async function pair(c, index, repeat, pg) {
+async function pair(c, index, repeat, pg, withBaseline = true) {
   const got = { ours: [], baseline: [], baselineFailures: 0 }
-  const sides = ['baseline', 'ours']
+  const sides = withBaseline ? ['baseline', 'ours'] : ['ours']
   for (let r = 0; r < repeat; r++) {
     const order = (index + r) % 2 === 0 ? sides : [...sides].reverse()
     for (const side of order) {
@@ -267,8 +297,11 @@ async function pair(c, index, repeat, pg) {
       }
     }
   }
-  // A case with no baseline time has no ratio: the run fails.
-  if (got.baseline.length === 0) process.exitCode = 1
+  // A case with no baseline time has no ratio: the run fails (unless it
+  // was not asked for).
+  if (got.baseline.length === 0 && withBaseline) process.exitCode = 1
+  if (!withBaseline) got.baselineError = 'not run (--no-baseline)'
+
   return got
 }
 
@@ -328,6 +361,22 @@ function measuredLine(c, got, line) {
   if (c.workload === 'chain') {
     out.ours_step_ms = round(ours / c.n, 2)
     out.baseline_step_ms = round(base / c.n, 2)
+    for (const side of ['ours', 'baseline']) {
+      const first = got[side].map((g) => g.firstTenthStepMs).filter((x) => x !== undefined)
+      const last = got[side].map((g) => g.lastTenthStepMs).filter((x) => x !== undefined)
+      if (first.length === 0 || last.length === 0) continue
+      out[`${side}_first_tenth_step_ms`] = round(median(first), 2)
+      out[`${side}_last_tenth_step_ms`] = round(median(last), 2)
+      out[`${side}_tenths_growth`] = round(median(last) / median(first), 2)
+    }
+  }
+  if (c.workload === 'backlog') {
+    out.ours_turns_per_s = round(c.n / (ours / 1000))
+    out.baseline_turns_per_s = round(c.n / (base / 1000))
+    for (const side of ['ours', 'baseline']) {
+      const kb = got[side].map((g) => g.waitingKbPerInstance).filter((x) => x !== undefined)
+      if (kb.length > 0) out[`${side}_waiting_kb_per_instance`] = round(median(kb), 2)
+    }
   }
   return { ...out, ...perActivity(c, got) }
 }
@@ -350,6 +399,20 @@ function perActivity(c, got) {
     if (tx.length > 0) out[`${side}_transactions_per_activity`] = round(median(tx) / c.n, 1)
   }
   return out
+}
+
+/**
+ * The growth of a scale run, once its larger size ran: time at the size ÷
+ * time at half of it, for each side (2 is linear: a flat cost per turn).
+ */
+function growthLine(c, results) {
+  const at = (n) => results.find((r) => r.workload === c.workload && r.store === c.store && r.scale === c.scale && r.n === n && !r.growth_of)
+  const small = at(Math.max(1, Math.floor(c.scale / 2)))
+  const large = at(c.scale)
+  if (!small || !large || small.error || large.error) return null
+  const line = { workload: c.workload, store: c.store, growth_of: `${small.n} -> ${large.n}`, ours_growth: round(large.ours_ms / small.ours_ms, 2) }
+  if (Number.isFinite(large.baseline_ms) && Number.isFinite(small.baseline_ms)) line.baseline_growth = round(large.baseline_ms / small.baseline_ms, 2)
+  return line
 }
 
 function buildBaseline() {
@@ -410,13 +473,16 @@ async function main() {
     }
   }
   const cases = args.workloads
-    .filter((w) => w in SUITE)
-    .flatMap((w) => SUITE[w](args.quick).map((c) => ({ workload: w, ...c })))
+    .filter((w) => w in SUITE || w in args.sizes)
+    .flatMap((w) => {
+      if (!(w in args.sizes)) return SUITE[w](args.quick).map((c) => ({ workload: w, ...c }))
+      return scaleCases(w, args.sizes[w] ?? DEFAULT_BACKLOG(args.quick)).map((c) => ({ workload: w, ...c }))
+    })
     .filter((c) => !args.store || c.store === args.store)
     .map((c) => (args.oursOptions ? { ...c, oursOptions: args.oursOptions } : c))
   if (cases.length === 0) return
   assertReleaseModule()
-  if (args.build) buildBaseline()
+  if (args.build && args.baseline) buildBaseline()
   const pg = cases.some((c) => c.store === 'postgres') ? new PgBench() : null
   const results = []
   try {
@@ -425,7 +491,8 @@ async function main() {
       log(`${c.workload} on ${c.store} ${JSON.stringify(c)}`)
       let line
       try {
-        line = resultLine(c, await pair(c, i, args.repeat ?? defaultRepeat(c.workload), pg))
+        const repeat = args.repeat ?? (c.scale ? 1 : defaultRepeat(c.workload))
+        line = resultLine(c, await pair(c, i, repeat, pg, args.baseline))
       } catch (err) {
         // One side crashing (the crate's SQLite store once failed an
         // orchestration with "database is locked") costs its row, not the
@@ -437,6 +504,11 @@ async function main() {
       }
       results.push(line)
       emit(line)
+      const growth = c.scale && c.n === c.scale ? growthLine(c, results) : null
+      if (growth) {
+        results.push(growth)
+        emit(growth)
+      }
     }
     if (args.markdown) process.stdout.write(markdown(results, describeRun(args, pg)))
   } finally {

@@ -3,6 +3,7 @@
 // prune options shaped for the native client (a Date becomes epoch ms,
 // unknown keys are refused), and results without their absent fields.
 const { InvalidArgumentError, InvalidOptionError, describe } = require('./errors')
+const { identifier } = require('./validate')
 
 /** Copies `src` without its null/undefined fields (`output?` means absent, not null). */
 function compact(src) {
@@ -58,7 +59,7 @@ function filterArg(filter) {
       if (typeof id !== 'string' || id.length === 0) {
         throw new InvalidOptionError(`filter.instanceIds[${i}] must be a non-empty string, got ${describe(id)}`)
       }
-      return id
+      return identifier(`filter.instanceIds[${i}]`, id)
     })
   }
   const completedBefore = epochMs('filter.completedBefore', f.completedBefore)
@@ -101,4 +102,22 @@ function startOptionsArg(options) {
   return o.tracestate == null ? { traceparent: o.traceparent } : { traceparent: o.traceparent, tracestate: o.tracestate }
 }
 
-module.exports = { compact, filterArg, pruneOptionsArg, startOptionsArg }
+/**
+ * `new Client(provider, options)`'s options for Rust (src/options/client.rs
+ * judges them): an object or nothing; what JSON cannot carry is refused here.
+ */
+function clientOptionsArg(options) {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidOptionError(`options must be an object, got ${describe(options)}`)
+  }
+  const out = {}
+  for (const [k, v] of Object.entries(options)) {
+    if (v === undefined) continue
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new InvalidOptionError(`${k} must be a finite number, got ${v}`)
+    out[k] = v
+  }
+  return out
+}
+
+module.exports = { compact, filterArg, pruneOptionsArg, startOptionsArg, clientOptionsArg }

@@ -1,41 +1,33 @@
 'use strict'
 // The Client methods that take typed definitions: `start` returns an
-// OrchestrationHandle, `raise`/`enqueue` check the payload's event (in the
-// types), and `list` pages through instances. Unlike the string-named
-// methods, these reject ERR_NOT_FOUND for an instance that does not exist.
-// Installed on Client.prototype by lib/client.js.
-const { InvalidArgumentError, InvalidOptionError, NotFoundError, describe } = require('./errors')
+// OrchestrationHandle (and refuses an id in use), `raise` keeps an event until
+// `ctx.waitFor` takes it, `enqueue` checks the payload's event (in the types),
+// and `list` pages through instances. Unlike the string-named methods, these
+// reject ERR_NOT_FOUND for an instance that does not exist. Installed on
+// Client.prototype by lib/client.js.
+const native = require('./native')
+const { InvalidArgumentError, InvalidOptionError, call, describe } = require('./errors')
 const { orchestrationFailed } = require('./failure')
 const { OrchestrationDefinition, EventDefinition, KeyDefinition, definition } = require('./definitions')
-const { decode } = require('./json')
-const { string } = require('./validate')
+const { decode, encode } = require('./json')
+const { string, identifier } = require('./validate')
+const { startOptionsArg } = require('./client-args')
+
+/** Key of the Client's native handle, for the methods installed from here and the CLI. */
+const nativeClient = Symbol('duroxide-node native client')
 
 /**
- * Whether an instance exists: it has a status, or a start is waiting for a
- * runtime's first turn (duroxide shows an instance only after that turn). The
- * native wait with no time left tells the second case from a missing id
- * (src/client/pending.rs looks into the queue).
+ * Where an instance is: `'stored'`, `'queued'` (its start waits for a
+ * runtime's first turn; duroxide stores an instance only after that turn),
+ * or, without `what`, `'missing'`. With `what` (the call, for the message),
+ * a missing instance rejects ERR_NOT_FOUND naming the closest ids
+ * (src/client/existence.rs).
  */
-async function exists(client, instanceId) {
-  if ((await client.getStatus(instanceId)).status !== 'NotFound') return 'found'
-  try {
-    await client.waitForOrchestration(instanceId, 0)
-    return 'found'
-  } catch (err) {
-    if (err.code === 'ERR_TIMEOUT') return 'pending'
-    if (err.code !== 'ERR_NOT_FOUND') throw err
-  }
-  // The first turn's commit removes the queued start and creates the
-  // instance at once; when it lands between the two looks above, neither
-  // saw it, and a third look does.
-  return (await client.getStatus(instanceId)).status !== 'NotFound' ? 'found' : 'missing'
+async function stateOf(client, instanceId, what) {
+  return (await call(() => client[nativeClient]().instanceState(instanceId, what))).state
 }
 
-async function mustExist(client, instanceId, what) {
-  const state = await exists(client, instanceId)
-  if (state === 'missing') throw new NotFoundError(`${what}: instance '${instanceId}' does not exist`)
-  return state
-}
+const mustExist = stateOf
 
 /** The typed status: `output` and (with the definition's status) `customStatus` parsed. */
 function typedStatus(def, s) {
@@ -74,10 +66,10 @@ class OrchestrationHandle {
     const s = await this.#client.getStatus(this.instanceId)
     if (s.status !== 'NotFound') return typedStatus(this.#def, s)
     const state = await mustExist(this.#client, this.instanceId, 'status()')
-    if (state === 'pending') return { status: 'Pending', customStatusVersion: 0 }
+    if (state === 'queued') return { status: 'Pending', customStatusVersion: 0 }
     // It ran its first turn between the two reads.
     const again = await this.#client.getStatus(this.instanceId)
-    if (again.status === 'NotFound') throw new NotFoundError(`status(): instance '${this.instanceId}' does not exist`)
+    if (again.status === 'NotFound') await mustExist(this.#client, this.instanceId, 'status()')
     return typedStatus(this.#def, again)
   }
 
@@ -123,37 +115,70 @@ class OrchestrationHandle {
   }
 }
 
+/** `start()`'s options: `ifExists` checked here, the trace context by startOptionsArg. */
+function startOptions(options) {
+  if (options === undefined || options === null) return { ifExists: 'reject', trace: undefined }
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(`start() options must be an object, got ${describe(options)}`)
+  }
+  for (const key of Object.keys(options)) {
+    if (!['ifExists', 'traceparent', 'tracestate'].includes(key)) {
+      throw new InvalidOptionError(`start() options.${key} is not a known field (expected ifExists, traceparent, tracestate)`)
+    }
+  }
+  const { ifExists = 'reject', ...rest } = options
+  const allowed = Object.values(native.IfExists)
+  if (!allowed.includes(ifExists)) {
+    throw new InvalidArgumentError(
+      `start() options.ifExists must be one of ${allowed.map((v) => `'${v}'`).join(', ')}, got ${describe(ifExists)}`,
+    )
+  }
+  return { ifExists, trace: startOptionsArg(rest) ?? null }
+}
+
 const typedClientMethods = {
   /**
    * Starts `def` (its pinned version, if any) as `instanceId`; resolves with
-   * its handle. `options` as in startOrchestration (`{ traceparent, tracestate }`).
+   * its handle. An id that exists (stored, or its start is queued) rejects
+   * ERR_ALREADY_EXISTS, unless `options.ifExists` is `'useExisting'` and the
+   * instance runs the same orchestration: then its handle, for an idempotent
+   * start. `options`: `{ ifExists?, traceparent?, tracestate? }`.
    */
   async start(def, instanceId, input, options) {
     const d = definition(OrchestrationDefinition, 'defineOrchestration', 'start(): orchestration', def)
-    string('instanceId', instanceId)
-    if (d.version === undefined) await this.startOrchestration(instanceId, d.name, input, options)
-    else await this.startOrchestrationVersioned(instanceId, d.name, input, d.version, options)
+    identifier('instanceId', instanceId)
+    const { ifExists, trace } = startOptions(options)
+    const payload = encode(input, 'input')
+    await call(() => this[nativeClient]().startNew(instanceId, d.name, payload, d.version ?? null, trace, ifExists))
     return new OrchestrationHandle(this, d, instanceId)
   },
 
   /** A handle on an instance of `def` started earlier (nothing is read until a method is called). */
   handle(def, instanceId) {
     const d = definition(OrchestrationDefinition, 'defineOrchestration', 'handle(): orchestration', def)
-    return new OrchestrationHandle(this, d, string('instanceId', instanceId))
+    return new OrchestrationHandle(this, d, identifier('instanceId', instanceId))
   },
 
-  /** Raises `event` with `payload`; rejects ERR_NOT_FOUND for an instance that does not exist. */
+  /**
+   * Sends `event` with `payload` to the instance's `ctx.waitFor(event)`: kept
+   * in the event's mailbox, in order, until a wait takes it, so an event
+   * raised before the instance waits is not lost. A wait that histories
+   * recorded before typed waits used the mailbox gets it directly
+   * (src/bridge/waits.rs). Rejects ERR_NOT_FOUND for an instance that does
+   * not exist.
+   */
   async raise(instanceId, event, payload) {
     const e = definition(EventDefinition, 'defineEvent', 'raise(): event', event)
-    string('instanceId', instanceId)
-    await mustExist(this, instanceId, `raise('${e.name}')`)
-    return this.raiseEvent(instanceId, e.name, payload)
+    identifier('instanceId', instanceId)
+    const waiting = await call(() => this[nativeClient]().waitingFor(instanceId, `raise('${e.name}')`))
+    if (waiting.events.includes(e.name)) return this.raiseEvent(instanceId, e.name, payload)
+    return this.enqueueEvent(instanceId, e.name, payload)
   },
 
   /** Appends to `event`'s persistent mailbox (`ctx.dequeue(event)`); ERR_NOT_FOUND as `raise`. */
   async enqueue(instanceId, event, payload) {
     const e = definition(EventDefinition, 'defineEvent', 'enqueue(): event', event)
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     await mustExist(this, instanceId, `enqueue('${e.name}')`)
     return this.enqueueEvent(instanceId, e.name, payload)
   },
@@ -198,4 +223,4 @@ const typedClientMethods = {
   },
 }
 
-module.exports = { OrchestrationHandle, typedClientMethods }
+module.exports = { OrchestrationHandle, typedClientMethods, nativeClient, stateOf }

@@ -7,6 +7,7 @@
 const { setTimeout: sleep } = require('node:timers/promises')
 const { AbortError, InvalidArgumentError, TimeoutError, describe } = require('./errors')
 const { decode } = require('./json')
+const { stateOf } = require('./client-typed')
 
 /** The options form of a wait: `{ timeoutMs?, pollIntervalMs?, signal? }`, keys checked. */
 function waitOptions(what, value, known) {
@@ -72,16 +73,23 @@ async function poll({ what, signal, timeoutMs, intervalMs, probe, onTimeout }) {
 
 const TERMINAL = new Set(['Completed', 'Failed'])
 
-/** `waitForOrchestration(id, { signal })`: the status once terminal, `output` parsed. */
+/**
+ * `waitForOrchestration(id, { signal })`: the status once terminal, `output`
+ * parsed; ERR_NOT_FOUND at once for an instance neither stored nor queued.
+ */
 function waitForOrchestration(client, instanceId, o) {
   const timeoutMs = millis('timeoutMs', o.timeoutMs, 30000)
+  const what = `waitForOrchestration('${instanceId}')`
+  let first = true
   return poll({
-    what: `waitForOrchestration('${instanceId}')`,
+    what,
     signal: o.signal,
     timeoutMs,
     intervalMs: millis('pollIntervalMs', o.pollIntervalMs, 50),
     probe: async () => {
       const s = await client.getStatus(instanceId)
+      if (s.status === 'NotFound' && first) await stateOf(client, instanceId, what)
+      first = false
       if (!TERMINAL.has(s.status)) return undefined
       if (s.output !== undefined) s.output = decode(s.output)
       return s

@@ -1,13 +1,13 @@
 'use strict'
 // Client: starts, watches and manages orchestration instances.
 const native = require('./native')
-const { call, InvalidArgumentError, describe } = require('./errors')
+const { call, sync, InvalidArgumentError, describe } = require('./errors')
 const { encode, decode } = require('./json')
 const { nativeProviderOf } = require('./providers')
-const { string, number, optionalString } = require('./validate')
-const { compact, filterArg, pruneOptionsArg, startOptionsArg } = require('./client-args')
+const { string, number, identifier, text, optionalString } = require('./validate')
+const { compact, filterArg, pruneOptionsArg, startOptionsArg, clientOptionsArg } = require('./client-args')
 const waits = require('./client-waits')
-const { typedClientMethods } = require('./client-typed')
+const { typedClientMethods, nativeClient } = require('./client-typed')
 const { KeyDefinition } = require('./definitions')
 const { statusFailure, orchestrationFailed } = require('./failure')
 
@@ -27,22 +27,38 @@ function toStatus(s, parse) {
 class Client {
   #native
 
-  constructor(provider) {
-    this.#native = new native.NativeClient(nativeProviderOf(provider, 'new Client()'))
+  /** `options`: `{ maxPayloadBytes? }` (docs/options.md, Client options). */
+  constructor(provider, options) {
+    const handle = nativeProviderOf(provider, 'new Client()')
+    this.#native = sync(() => new native.NativeClient(handle, clientOptionsArg(options)))
   }
 
-  /** `options`: `{ traceparent?, tracestate? }` (W3C trace context the instance carries). */
+  /** The client's options with their defaults filled in. */
+  effectiveOptions() {
+    return this.#native.effectiveOptions()
+  }
+
+  /** @internal The native client, for lib/client-typed.js, lib/client-waits.js and the CLI. */
+  [nativeClient]() {
+    return this.#native
+  }
+
+  /**
+   * `options`: `{ traceparent?, tracestate? }` (W3C trace context the
+   * instance carries). An id that exists is not started again (its input is
+   * dropped; the runtime logs a warning naming it); `client.start()` refuses it.
+   */
   async startOrchestration(instanceId, name, input, options) {
-    string('instanceId', instanceId)
-    string('orchestrationName', name)
+    identifier('instanceId', instanceId)
+    identifier('orchestrationName', name)
     const payload = encode(input, 'input')
     const trace = startOptionsArg(options)
     return call(() => this.#native.startOrchestration(instanceId, name, payload, trace))
   }
 
   async startOrchestrationVersioned(instanceId, name, input, version, options) {
-    string('instanceId', instanceId)
-    string('orchestrationName', name)
+    identifier('instanceId', instanceId)
+    identifier('orchestrationName', name)
     string('version', version)
     const payload = encode(input, 'input')
     const trace = startOptionsArg(options)
@@ -51,22 +67,21 @@ class Client {
 
   /** `{ status, output?, error?, customStatus?, customStatusVersion }`; `output` is the raw JSON string. */
   async getStatus(instanceId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     return toStatus(await call(() => this.#native.getStatus(instanceId)), false)
   }
 
   /**
    * Resolves once terminal, with `output` parsed; rejects with ERR_TIMEOUT.
    *
-   * An instance that does not exist is waited for like a running one: a start
-   * only becomes visible once a runtime has run its first turn, so "not found
-   * yet" is the normal state right after startOrchestration. If the wait
-   * times out and the instance still does not exist, the rejection is
-   * ERR_NOT_FOUND instead of ERR_TIMEOUT, so a wrong id is told apart from a
-   * slow orchestration.
+   * An instance that is neither stored nor waiting to start (its start
+   * queued, as it is until a runtime runs its first turn) rejects
+   * ERR_NOT_FOUND at once, naming the closest ids. A timeout on a running
+   * instance says what it waits for (an activity tried again and again
+   * without a result, for one that no running worker registers).
    */
   async waitForOrchestration(instanceId, timeoutMs = 30000) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     if (waits.isOptions(timeoutMs)) {
       const o = waits.waitOptions('waitForOrchestration()', timeoutMs, ['timeoutMs', 'pollIntervalMs', 'signal'])
       if (o.signal) return waits.waitForOrchestration(this, instanceId, o)
@@ -89,7 +104,7 @@ class Client {
 
   /** Positional `(id, lastSeen, pollIntervalMs?, timeoutMs?)` or `(id, lastSeen, { pollIntervalMs?, timeoutMs?, signal? })`. */
   async waitForStatusChange(instanceId, lastSeenVersion, pollIntervalMs = 500, timeoutMs = 30000) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     const v = number('lastSeenVersion', lastSeenVersion)
     if (waits.isOptions(pollIntervalMs)) {
       const o = waits.waitOptions('waitForStatusChange()', pollIntervalMs, ['timeoutMs', 'pollIntervalMs', 'signal'])
@@ -103,22 +118,23 @@ class Client {
   }
 
   async raiseEvent(instanceId, eventName, data) {
-    string('instanceId', instanceId)
-    string('eventName', eventName)
+    identifier('instanceId', instanceId)
+    identifier('eventName', eventName)
     const payload = encode(data, 'data')
     return call(() => this.#native.raiseEvent(instanceId, eventName, payload))
   }
 
   async enqueueEvent(instanceId, queueName, data) {
-    string('instanceId', instanceId)
-    string('queueName', queueName)
+    identifier('instanceId', instanceId)
+    identifier('queueName', queueName)
     const payload = encode(data, 'data')
     return call(() => this.#native.enqueueEvent(instanceId, queueName, payload))
   }
 
   async cancelInstance(instanceId, reason) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     const r = optionalString('reason', reason)
+    if (r !== undefined) text('reason', r)
     return call(() => this.#native.cancelInstance(instanceId, r ?? null))
   }
 
@@ -128,29 +144,29 @@ class Client {
 
   /** The stored string of `key` on the instance, or null; with a `defineKey` key, its parsed value. */
   async getValue(instanceId, key) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     if (key instanceof KeyDefinition) return key.parse(await this.getValue(instanceId, key.key))
-    string('key', key)
+    identifier('key', key)
     return (await call(() => this.#native.getValue(instanceId, key))) ?? null
   }
 
   /** Resolves with the stored string once `key` is set; rejects with ERR_TIMEOUT. */
   async waitForValue(instanceId, key, timeoutMs = 30000) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     if (key instanceof KeyDefinition) return key.parse(await this.waitForValue(instanceId, key.key, timeoutMs))
     if (waits.isOptions(timeoutMs)) {
       const o = waits.waitOptions('waitForValue()', timeoutMs, ['timeoutMs', 'pollIntervalMs', 'signal'])
-      if (o.signal) return waits.waitForValue(this, instanceId, string('key', key), o)
+      if (o.signal) return waits.waitForValue(this, instanceId, identifier('key', key), o)
       timeoutMs = o.timeoutMs
     }
-    string('key', key)
+    identifier('key', key)
     const t = number('timeoutMs', timeoutMs, 30000)
     return call(() => this.#native.waitForValue(instanceId, key, t))
   }
 
   /** `{ key: storedString }` of every key of the instance. */
   async getKvAllValues(instanceId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     return { ...(await call(() => this.#native.getKvAllValues(instanceId))) }
   }
 
@@ -163,9 +179,17 @@ class Client {
     return { ...(await call(() => this.#native.getQueueDepths())) }
   }
 
+  /**
+   * Queue messages set aside because no fetch can read them (they stay in
+   * their queue, never fetched): `[{ queue, id, instanceId, reason, text }]`.
+   */
+  async listSetAside() {
+    return (await call(() => this.#native.listSetAside())).map((m) => ({ ...m }))
+  }
+
   /** Sizes of the instance's current execution, or null if it does not exist. */
   async getOrchestrationStats(instanceId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     const s = await call(() => this.#native.getOrchestrationStats(instanceId))
     return s == null ? null : { ...s }
   }
@@ -184,26 +208,26 @@ class Client {
 
   /** Rejects with ERR_NOT_FOUND for an unknown instance. */
   async getInstanceInfo(instanceId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     return compact(await call(() => this.#native.getInstanceInfo(instanceId)))
   }
 
   /** Rejects with ERR_NOT_FOUND for an unknown instance or execution. */
   async getExecutionInfo(instanceId, executionId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     number('executionId', executionId)
     return compact(await call(() => this.#native.getExecutionInfo(instanceId, executionId)))
   }
 
   /** Execution ids in ascending order; `[]` for an unknown instance. */
   async listExecutions(instanceId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     return call(() => this.#native.listExecutions(instanceId))
   }
 
   /** `[{ eventId, kind, sourceEventId?, timestampMs, data? }]`, oldest first. */
   async readExecutionHistory(instanceId, executionId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     number('executionId', executionId)
     const events = await call(() => this.#native.readExecutionHistory(instanceId, executionId))
     return events.map(compact)
@@ -217,14 +241,14 @@ class Client {
    * unknown instance or execution.
    */
   async exportHistory(instanceId, executionId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     if (executionId !== undefined) number('executionId', executionId)
     return call(() => this.#native.exportHistory(instanceId, executionId))
   }
 
   /** `{ rootId, allIds, size }`; rejects with ERR_NOT_FOUND for an unknown instance. */
   async getInstanceTree(instanceId) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     const t = await call(() => this.#native.getInstanceTree(instanceId))
     return { rootId: t.rootId, allIds: t.allIds, size: t.size }
   }
@@ -235,7 +259,7 @@ class Client {
    * ERR_INVALID_ARGUMENT; an unknown id is ERR_NOT_FOUND.
    */
   async deleteInstance(instanceId, force = false) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     if (force === undefined || force === null) force = false
     if (typeof force !== 'boolean') throw new InvalidArgumentError(`force must be a boolean, got ${describe(force)}`)
     return { ...(await call(() => this.#native.deleteInstance(instanceId, force))) }
@@ -249,7 +273,7 @@ class Client {
 
   /** Deletes old executions; `options = { keepLast?, completedBefore? }`. The current execution stays. */
   async pruneExecutions(instanceId, options = {}) {
-    string('instanceId', instanceId)
+    identifier('instanceId', instanceId)
     const o = pruneOptionsArg(options)
     return { ...(await call(() => this.#native.pruneExecutions(instanceId, o))) }
   }

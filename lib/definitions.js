@@ -5,7 +5,7 @@
 // (types/definitions.d.ts), which tie every call site to what was defined.
 // `runtime.register(...defs)` registers them through the string-named API.
 const { InvalidArgumentError, describe } = require('./errors')
-const { string, func } = require('./validate')
+const { string, checkedIdentifier, func } = require('./validate')
 
 const GeneratorFunction = Object.getPrototypeOf(function* () {}).constructor
 
@@ -83,14 +83,14 @@ function parseJson(what, raw) {
 }
 
 function defineActivity(name, fn) {
-  string('name', name)
+  checkedIdentifier('name', name)
   func(`activity '${name}'`, fn)
   return new ActivityDefinition(name, fn)
 }
 
 /** `defineOrchestration(name, fn)` or `defineOrchestration(name, { version, status }, fn)`. */
 function defineOrchestration(name, options, fn) {
-  string('name', name)
+  checkedIdentifier('name', name)
   if (fn === undefined && typeof options === 'function') {
     fn = options
     options = undefined
@@ -119,7 +119,7 @@ function defineOrchestration(name, options, fn) {
 }
 
 function defineEvent(name) {
-  return new EventDefinition(string('name', name))
+  return new EventDefinition(checkedIdentifier('name', name))
 }
 
 function defineStatus() {
@@ -130,7 +130,7 @@ function defineKey(key) {
   if (typeof key !== 'string' || key.length === 0) {
     throw new InvalidArgumentError(`key must be a non-empty string, got ${describe(key)}`)
   }
-  return new KeyDefinition(key)
+  return new KeyDefinition(checkedIdentifier('key', key))
 }
 
 /** The definition argument of a typed call, or a clear error naming `what` was expected. */

@@ -21,6 +21,10 @@ class InvalidArgumentError extends DuroxideError {
 class NotFoundError extends DuroxideError {
   constructor(message, options) { super(message, 'ERR_NOT_FOUND', options) }
 }
+/** A typed `client.start` of an id that exists (stored, or its start is queued). */
+class AlreadyExistsError extends DuroxideError {
+  constructor(message, options) { super(message, 'ERR_ALREADY_EXISTS', options) }
+}
 class TimeoutError extends DuroxideError {
   constructor(message, options) { super(message, 'ERR_TIMEOUT', options) }
 }
@@ -33,9 +37,10 @@ class RuntimeStateError extends DuroxideError {
 /**
  * The fields a structured failure carries (lib/failure.js): the original
  * error's `errorName`/`errorStack`, its JSON `details`, duroxide's `category`,
- * `nonRetryable`, and the failed `activityName`/`orchestrationName`.
+ * `nonRetryable`, the failed `activityName`/`orchestrationName`, and for a
+ * cancelled instance `cancelled` and its `reason`.
  */
-const FAILURE_FIELDS = ['errorName', 'errorStack', 'details', 'category', 'nonRetryable', 'activityName', 'orchestrationName']
+const FAILURE_FIELDS = ['errorName', 'errorStack', 'details', 'category', 'nonRetryable', 'activityName', 'orchestrationName', 'cancelled', 'reason']
 
 function assignFailure(err, fields) {
   if (!fields) return
@@ -105,6 +110,7 @@ const byCode = {
   ERR_INVALID_OPTION: InvalidOptionError,
   ERR_INVALID_ARGUMENT: InvalidArgumentError,
   ERR_NOT_FOUND: NotFoundError,
+  ERR_ALREADY_EXISTS: AlreadyExistsError,
   ERR_TIMEOUT: TimeoutError,
   ERR_PROVIDER: ProviderError,
   ERR_RUNTIME_STATE: RuntimeStateError,
@@ -170,6 +176,7 @@ module.exports = {
   InvalidOptionError,
   InvalidArgumentError,
   NotFoundError,
+  AlreadyExistsError,
   TimeoutError,
   ProviderError,
   RuntimeStateError,

@@ -160,10 +160,18 @@ function decodeOutcome(outcome, descriptor, index) {
   throw new Error(`unknown task outcome ${JSON.stringify(outcome)}`)
 }
 
-/** The `failure` of a client status: the parsed JSON Rust built (src/client/mod.rs). */
+/**
+ * The `failure` of a client status: the parsed JSON Rust built
+ * (src/client/mod.rs); a cancelled instance's has `cancelled: true` and the
+ * `reason` given to cancelInstance.
+ */
 function statusFailure(json) {
   const f = JSON.parse(json)
   const out = { message: f.message, ...failureFields(f, f.category, undefined) }
+  if (f.cancelled === true) {
+    out.cancelled = true
+    out.reason = f.reason
+  }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k]
   return out
 }
@@ -171,7 +179,8 @@ function statusFailure(json) {
 /** `OrchestrationFailedError` for a failed status (`waitForOrchestrationTyped`, `h.result()`). */
 function orchestrationFailed(instanceId, s) {
   const { message, ...fields } = s.failure ?? {}
-  const err = new OrchestrationFailedError(`orchestration '${instanceId}' failed: ${s.error}`, fields)
+  const text = fields.cancelled ? `orchestration '${instanceId}' was cancelled: ${fields.reason}` : `orchestration '${instanceId}' failed: ${s.error}`
+  const err = new OrchestrationFailedError(text, fields)
   err.instanceId = instanceId
   err.errorCategory = s.errorCategory
   return err

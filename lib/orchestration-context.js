@@ -2,11 +2,12 @@
 // OrchestrationContext: the first argument of an orchestration generator.
 // Durable operations return Tasks to `yield`; the synchronous calls go to the
 // native handle that belongs to this invocation.
-const { InvalidArgumentError, describe } = require('./errors')
+const native = require('./native')
+const { InvalidArgumentError, describe, sync } = require('./errors')
 const { encode } = require('./json')
 const { Task, descriptorsOf } = require('./tasks')
 const { ContextLog } = require('./context-log')
-const { string, number, nonEmptyString, optionalString, nonNegativeNumber } = require('./validate')
+const { string, identifier, text, number, nonEmptyString, optionalString, nonNegativeNumber } = require('./validate')
 const { StatusDefinition, KeyDefinition } = require('./definitions')
 const { typedMethods } = require('./orchestration-typed')
 
@@ -30,6 +31,14 @@ function retrySpec(retry) {
   return spec
 }
 
+/** Where a context keeps its runtime's maxPayloadBytes (not a private field: a context made with Object.create has none). */
+const PAYLOAD_LIMIT = Symbol('maxPayloadBytes')
+
+/** A task of `ctx`: judged now, with its runtime's payload limit (the default when unknown). */
+function task(ctx, descriptor) {
+  return new Task(descriptor, ctx[PAYLOAD_LIMIT] ?? native.DEFAULT_MAX_PAYLOAD_BYTES)
+}
+
 class OrchestrationContext {
   #native
   #log
@@ -43,7 +52,9 @@ class OrchestrationContext {
     this.orchestrationVersion = info.orchestrationVersion
     /** `{ traceparent, tracestate? }` the instance was started with, or null. */
     this.traceContext = info.traceContext ?? null
+    Object.defineProperty(this, PAYLOAD_LIMIT, { value: info.maxPayloadBytes })
   }
+
 
   /** Structured logs, emitted once per first execution (silent while replaying). */
   get log() {
@@ -59,131 +70,131 @@ class OrchestrationContext {
   // ---- activities ---------------------------------------------------------
   /** `options`: `{ sessionId? }`; tag the task with `.withTag()`. */
   scheduleActivity(name, input, options) {
-    const d = { kind: 'activity', name: string('name', name), input: encode(input, 'input') }
+    const d = { kind: 'activity', name: identifier('name', name), input: encode(input, 'input') }
     if (options != null) {
       knownKeys('options', options, ['sessionId'])
       const sessionId = optionalString('options.sessionId', options.sessionId)
       if (sessionId !== undefined) d.sessionId = sessionId
     }
-    return new Task(d)
+    return task(this, d)
   }
 
   scheduleActivityOnSession(name, input, sessionId) {
-    return this.scheduleActivity(name, input, { sessionId: string('sessionId', sessionId) })
+    return this.scheduleActivity(name, input, { sessionId: identifier('sessionId', sessionId) })
   }
 
   scheduleActivityWithRetry(name, input, retry) {
-    return new Task({ kind: 'activity', name: string('name', name), input: encode(input, 'input'), retry: retrySpec(retry) })
+    return task(this, { kind: 'activity', name: identifier('name', name), input: encode(input, 'input'), retry: retrySpec(retry) })
   }
 
   scheduleActivityWithRetryOnSession(name, input, retry, sessionId) {
-    return new Task({
+    return task(this, {
       kind: 'activity',
-      name: string('name', name),
+      name: identifier('name', name),
       input: encode(input, 'input'),
       retry: retrySpec(retry),
-      sessionId: string('sessionId', sessionId),
+      sessionId: identifier('sessionId', sessionId),
     })
   }
 
   // ---- timers and events --------------------------------------------------
   scheduleTimer(delayMs) {
-    return new Task({ kind: 'timer', delayMs: number('delayMs', delayMs) })
+    return task(this, { kind: 'timer', delayMs: number('delayMs', delayMs) })
   }
 
   waitForEvent(name) {
-    return new Task({ kind: 'event', name: string('name', name) })
+    return task(this, { kind: 'event', name: identifier('name', name) })
   }
 
   dequeueEvent(queueName) {
-    return new Task({ kind: 'dequeue', queue: string('queueName', queueName) })
+    return task(this, { kind: 'dequeue', queue: identifier('queueName', queueName) })
   }
 
   // ---- sub-orchestrations and detached starts -------------------------------
   scheduleSubOrchestration(name, input) {
-    return new Task({ kind: 'subOrchestration', name: string('name', name), input: encode(input, 'input') })
+    return task(this, { kind: 'subOrchestration', name: identifier('name', name), input: encode(input, 'input') })
   }
 
   scheduleSubOrchestrationWithId(name, instanceId, input) {
-    return new Task({
+    return task(this, {
       kind: 'subOrchestration',
-      name: string('name', name),
-      instanceId: string('instanceId', instanceId),
+      name: identifier('name', name),
+      instanceId: identifier('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
 
   scheduleSubOrchestrationVersioned(name, version, input) {
-    return new Task({
+    return task(this, {
       kind: 'subOrchestration',
-      name: string('name', name),
+      name: identifier('name', name),
       version: string('version', version),
       input: encode(input, 'input'),
     })
   }
 
   scheduleSubOrchestrationVersionedWithId(name, version, instanceId, input) {
-    return new Task({
+    return task(this, {
       kind: 'subOrchestration',
-      name: string('name', name),
+      name: identifier('name', name),
       version: string('version', version),
-      instanceId: string('instanceId', instanceId),
+      instanceId: identifier('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
 
   startOrchestration(name, instanceId, input) {
-    return new Task({
+    return task(this, {
       kind: 'startOrchestration',
-      name: string('name', name),
-      instanceId: string('instanceId', instanceId),
+      name: identifier('name', name),
+      instanceId: identifier('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
 
   startOrchestrationVersioned(name, version, instanceId, input) {
-    return new Task({
+    return task(this, {
       kind: 'startOrchestration',
-      name: string('name', name),
+      name: identifier('name', name),
       version: string('version', version),
-      instanceId: string('instanceId', instanceId),
+      instanceId: identifier('instanceId', instanceId),
       input: encode(input, 'input'),
     })
   }
 
   // ---- deterministic values -------------------------------------------------
   newGuid() {
-    return new Task({ kind: 'newGuid' })
+    return task(this, { kind: 'newGuid' })
   }
 
   utcNow() {
-    return new Task({ kind: 'utcNow' })
+    return task(this, { kind: 'utcNow' })
   }
 
   // ---- continue-as-new --------------------------------------------------------
   continueAsNew(input) {
-    return new Task({ kind: 'continueAsNew', input: encode(input, 'input') })
+    return task(this, { kind: 'continueAsNew', input: encode(input, 'input') })
   }
 
   continueAsNewVersioned(input, version) {
-    return new Task({ kind: 'continueAsNew', input: encode(input, 'input'), version: string('version', version) })
+    return task(this, { kind: 'continueAsNew', input: encode(input, 'input'), version: string('version', version) })
   }
 
   getValueFromInstance(instanceId, key) {
-    return new Task({ kind: 'getValueFromInstance', instanceId: string('instanceId', instanceId), key: string('key', key) })
+    return task(this, { kind: 'getValueFromInstance', instanceId: identifier('instanceId', instanceId), key: identifier('key', key) })
   }
 
   // ---- composition ------------------------------------------------------------
   /** Waits for every task; resolves to `[{ ok: value } | { err: message }]` in task order. */
   all(tasks) {
-    return new Task({ kind: 'all', tasks: descriptorsOf('all()', tasks) })
+    return task(this, { kind: 'all', tasks: descriptorsOf('all()', tasks) })
   }
 
   /** Resolves to `{ index, value }` of the first task to finish; the others are cancelled. */
   race(...tasks) {
     const list = tasks.length === 1 && Array.isArray(tasks[0]) ? tasks[0] : tasks
     if (list.length === 0) throw new InvalidArgumentError('race() needs at least one task')
-    return new Task({ kind: 'race', tasks: descriptorsOf('race()', list) })
+    return task(this, { kind: 'race', tasks: descriptorsOf('race()', list) })
   }
 
   // ---- custom status ------------------------------------------------------------
@@ -191,7 +202,8 @@ class OrchestrationContext {
   setCustomStatus(status, value) {
     if (status instanceof StatusDefinition) status = encode(value, 'custom status')
     if (typeof status !== 'string') throw new InvalidArgumentError(`status must be a string, got ${describe(status)}`)
-    this.#native.setCustomStatus(status)
+    text('status', status)
+    sync(() => this.#native.setCustomStatus(status))
   }
 
   resetCustomStatus() {
@@ -208,20 +220,21 @@ class OrchestrationContext {
   /** Values are strings; anything else is stored JSON-encoded. */
   setValue(key, value) {
     // A typed key is always JSON, so its value reads back as what was set.
-    if (key instanceof KeyDefinition) return this.#native.setValue(key.key, encode(value, 'value'))
-    nonEmptyString('key', key)
-    this.#native.setValue(key, typeof value === 'string' ? value : encode(value, 'value'))
+    if (key instanceof KeyDefinition) return sync(() => this.#native.setValue(key.key, encode(value, 'value')))
+    identifier('key', nonEmptyString('key', key))
+    const stored = typeof value === 'string' ? text('value', value) : encode(value, 'value')
+    sync(() => this.#native.setValue(key, stored))
   }
 
   /** The stored string, or with a `keyDef` its parsed value; `null` when unset. */
   getValue(key) {
     if (key instanceof KeyDefinition) return key.parse(this.#native.getValue(key.key) ?? null)
-    return this.#native.getValue(nonEmptyString('key', key)) ?? null
+    return this.#native.getValue(identifier('key', nonEmptyString('key', key))) ?? null
   }
 
   clearValue(key) {
     if (key instanceof KeyDefinition) key = key.key
-    this.#native.clearValue(nonEmptyString('key', key))
+    this.#native.clearValue(identifier('key', nonEmptyString('key', key)))
   }
 
   clearAllValues() {

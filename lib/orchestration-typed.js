@@ -3,10 +3,11 @@
 // names. Each builds the task of the string-named method it stands for, so a
 // `yield ctx.call(charge, o)` is recorded exactly as
 // `yield ctx.scheduleActivity('Charge', o)`; only `join` decodes differently
-// (values instead of `{ ok } | { err }`). Installed on the prototype by
-// lib/orchestration-context.js.
+// (values instead of `{ ok } | { err }`), and `waitFor` takes its event from
+// the mailbox `client.raise` keeps (src/bridge/waits.rs). Installed on the
+// prototype by lib/orchestration-context.js.
 const { InvalidArgumentError, describe } = require('./errors')
-const { JoinTask, descriptorsOf } = require('./tasks')
+const { Task, JoinTask, descriptorsOf } = require('./tasks')
 const { ActivityDefinition, OrchestrationDefinition, EventDefinition, definition } = require('./definitions')
 
 function options(what, value, known) {
@@ -63,9 +64,15 @@ const typedMethods = {
     return this.scheduleTimer(delayMs)
   },
 
-  /** Waits for an event definition's one-shot event. */
+  /**
+   * Takes the next event `client.raise(id, def, payload)` sent: events are
+   * kept in order until a wait takes them (also across continue-as-new), so
+   * one raised before the instance waits is not lost. A wait that loses a
+   * race takes nothing. (`waitForEvent` is the string-named one-shot wait.)
+   */
   waitFor(def) {
-    return this.waitForEvent(definition(EventDefinition, 'defineEvent', 'waitFor(): event', def).name)
+    const e = definition(EventDefinition, 'defineEvent', 'waitFor(): event', def)
+    return new Task({ kind: 'event', name: e.name, mailbox: true })
   },
 
   /** Takes the next message of an event definition's persistent mailbox (`client.enqueue`). */

@@ -12,8 +12,11 @@ function checkOptions(where, options, known) {
   }
   const out = {}
   for (const [key, value] of Object.entries(options)) {
-    if (!(key in known)) {
-      throw new InvalidOptionError(`${where}: unknown option '${key}' (known: ${Object.keys(known).join(', ')})`)
+    if (!Object.hasOwn(known, key)) {
+      const names = Object.keys(known)
+      const near = native.suggestOptionName(key, names)
+      const hint = near ? `; did you mean ${near}?` : ''
+      throw new InvalidOptionError(`${where}: unknown option '${key}'${hint} (known: ${names.join(', ')})`)
     }
     if (value === undefined) continue
     known[key](key, value)
@@ -41,8 +44,24 @@ const migrations = (key, v) => {
   }
 }
 
-const URL_OPTIONS = { maxConnections: positiveInt, migrations }
-const ENTRA_OPTIONS = { audience: string, maxConnections: positiveInt, acquireTimeoutMs: nonNegativeInt, refreshIntervalMs: nonNegativeInt }
+const boolean = (key, v) => {
+  if (typeof v !== 'boolean') throw new InvalidOptionError(`${key} must be true or false, got ${describe(v)}`)
+}
+
+// Every option name a provider constructor takes; `docs/fast-paths.md` has
+// what `fastPaths` and `relaxedDurability` change.
+const SQLITE_OPTIONS = { fastPaths: boolean, fallbackPollMs: positiveInt }
+const POSTGRES_OPTIONS = { fastPaths: boolean, relaxedDurability: boolean, listen: boolean, fallbackPollMs: positiveInt }
+const URL_OPTIONS = { maxConnections: positiveInt, migrations, ...POSTGRES_OPTIONS }
+const MIGRATE_OPTIONS = { schema: string, prune: boolean, unusedForMs: nonNegativeInt, grantTo: string }
+const ENTRA_OPTIONS = {
+  audience: string,
+  maxConnections: positiveInt,
+  acquireTimeoutMs: nonNegativeInt,
+  refreshIntervalMs: nonNegativeInt,
+  ...POSTGRES_OPTIONS,
+}
+
 
 class SqliteProvider {
   /** @internal */
@@ -50,15 +69,25 @@ class SqliteProvider {
     this._native = handle
   }
 
+  /**
+   * `{ enabled, active, unavailable }`: the fast store paths this provider
+   * uses, and why an enabled one cannot be used here (docs/fast-paths.md).
+   */
+  fastPaths() {
+    return this._native.fastPaths()
+  }
+
   /** Opens a `sqlite:` URL (`sqlite:./app.db`), creating the file if missing. */
-  static async open(url) {
+  static async open(url, options) {
     nonEmptyString('url', url)
-    return new SqliteProvider(await call(() => native.openSqlite(url)))
+    const opts = checkOptions('SqliteProvider.open', options, SQLITE_OPTIONS)
+    return new SqliteProvider(await call(() => native.openSqlite(url, opts)))
   }
 
   /** A private in-memory database. */
-  static async inMemory() {
-    return new SqliteProvider(await call(() => native.sqliteInMemory()))
+  static async inMemory(options) {
+    const opts = checkOptions('SqliteProvider.inMemory', options, SQLITE_OPTIONS)
+    return new SqliteProvider(await call(() => native.sqliteInMemory(opts)))
   }
 }
 
@@ -66,6 +95,32 @@ class PostgresProvider {
   /** @internal */
   constructor(handle) {
     this._native = handle
+  }
+
+  /** As `SqliteProvider#fastPaths`. */
+  fastPaths() {
+    return this._native.fastPaths()
+  }
+
+  /**
+   * Drops every table and function of the provider's schema (duroxide-pg's,
+   * and the fast paths' functions), and the schema itself unless it is
+   * `public`: all stored instances are gone. For tests and tear-downs.
+   */
+  async cleanupSchema() {
+    return call(() => this._native.cleanupSchema())
+  }
+
+  /**
+   * Creates the schema if needed, applies duroxide-pg's migrations and
+   * installs the fast paths' functions, as an admin role before an
+   * application whose role may not CREATE connects (docs/fast-paths.md).
+   * `{ schema?, prune?, unusedForMs?, grantTo? }`; resolves with what it did.
+   */
+  static async migrate(databaseUrl, options) {
+    nonEmptyString('databaseUrl', databaseUrl)
+    const opts = checkOptions('PostgresProvider.migrate', options, MIGRATE_OPTIONS)
+    return call(() => native.migratePostgres(databaseUrl, opts))
   }
 
   static async connect(databaseUrl, options) {

@@ -1,5 +1,5 @@
 'use strict'
-// Guard events of one Runtime: `runtime.on('poison' | 'lockLost' | 'livelock' | 'unregistered', fn)`.
+// Guard events of one Runtime: `runtime.on('poison' | 'lockLost' | 'livelock' | 'unregistered' | 'nondeterminism', fn)`.
 //
 // Rust hands each event to `dispatch` through the runtime's non-blocking
 // `events` callback (src/bridge/mod.rs, src/guard/events.rs). A listener that

@@ -18,7 +18,7 @@ const { Mistakes } = require('./mistakes')
 const { OrchestrationContext } = require('./orchestration-context')
 const { ActivityContext, abort } = require('./activity-context')
 const { nativeProviderOf } = require('./providers')
-const { string, number, func } = require('./validate')
+const { string, identifier, number, func } = require('./validate')
 const { RuntimeEvents } = require('./runtime-events')
 const { Invocations } = require('./invocations')
 const { ActivityDefinition, OrchestrationDefinition, generatorFunction } = require('./definitions')
@@ -101,7 +101,7 @@ class Runtime {
   // refuses a registration or start in the wrong phase (src/runtime.rs).
 
   registerActivity(name, fn) {
-    string('name', name)
+    identifier('name', name)
     func('activity', fn)
     sync(() => this.#native.registerActivity(name))
     this.#activities.set(name, fn)
@@ -117,7 +117,7 @@ class Runtime {
   }
 
   #registerOrchestration(name, version, fn) {
-    string('name', name)
+    identifier('name', name)
     generatorFunction(name, fn)
     // Rust fills in the default version and answers with the registered one,
     // which is the version instances report when they start.
@@ -175,9 +175,14 @@ class Runtime {
     return this
   }
 
-  /** `{ status: 'ok' | 'degraded', reasons: string[] }` from the guard's recent counters. */
+  /**
+   * `{ status: 'ok' | 'degraded', reasons: string[] }` from the guard's recent counters,
+   * with `fastPaths` (the provider's report) as a non-enumerable property: applications
+   * compare `health()` to `{ status, reasons }` whole, and keep doing so.
+   */
   health() {
-    return this.#native.health()
+    const { fastPaths, ...health } = this.#native.health()
+    return Object.defineProperty(health, 'fastPaths', { value: fastPaths, enumerable: false })
   }
 
   /** Stops fetching, lets in-flight work finish for at most `timeoutMs`, returns once drained. */
@@ -329,10 +334,10 @@ class Runtime {
     }
   }
 
-  /** An activity's `ctx.getClient()`: a Client on this runtime's provider. */
+  /** An activity's `ctx.getClient()`: a Client on this runtime's provider, with its payload limit. */
   #makeClient = () => {
     const { Client } = require('./client')
-    return new Client(this.#provider)
+    return new Client(this.#provider, { maxPayloadBytes: this.#native.effectiveOptions().maxPayloadBytes })
   }
 
   #activityCancel(invocation) {

@@ -5,6 +5,7 @@
 // it runs at `yield`), so a bad argument throws at the call that made it.
 const native = require('./native')
 const { InvalidArgumentError, describe, sync } = require('./errors')
+const { identifier } = require('./validate')
 // Outcomes decode in lib/failure.js (failed tasks throw structured errors).
 const { decodeOutcome } = require('./failure')
 
@@ -32,9 +33,13 @@ function taskLabel(descriptor) {
 }
 
 class Task {
-  /** @internal */
-  constructor(descriptor) {
-    sync(() => native.validateTask(descriptor))
+  /**
+   * @internal `maxPayloadBytes`: the runtime's limit on the inputs this task
+   * carries (`OrchestrationContext` passes it); without it the inputs were
+   * judged when their tasks were made (the tasks of a join).
+   */
+  constructor(descriptor, maxPayloadBytes) {
+    sync(() => native.validateTask(descriptor, maxPayloadBytes))
     this.descriptor = descriptor
     if (currentStep) currentStep.created(this)
   }
@@ -63,7 +68,7 @@ class Task {
     if (this.descriptor.kind !== 'activity') {
       throw new InvalidArgumentError(`withTag() applies to activity tasks only, not to a ${this.descriptor.kind} task`)
     }
-    if (typeof tag !== 'string') throw new InvalidArgumentError(`tag must be a string, got ${describe(tag)}`)
+    identifier('tag', tag)
     if (this.descriptor.tag !== undefined) {
       throw new InvalidArgumentError(`activity '${this.descriptor.name}' already has tag '${this.descriptor.tag}'; one tag per activity`)
     }

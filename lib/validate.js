@@ -3,7 +3,8 @@
 // check only what napi could not convert (or would convert without naming the
 // argument); the rules for the values themselves (ids, names, versions,
 // durations, statuses) live in src/rules.rs and are judged there.
-const { InvalidArgumentError, describe } = require('./errors')
+const native = require('./native')
+const { InvalidArgumentError, describe, sync } = require('./errors')
 
 function string(name, value) {
   if (typeof value !== 'string') throw new InvalidArgumentError(`${name} must be a string, got ${describe(value)}`)
@@ -22,6 +23,36 @@ function number(name, value, fallback) {
     return value
   }
   throw new InvalidArgumentError(`${name} must be a finite number, got ${describe(value)}`)
+}
+
+/**
+ * A string that names something (an id, a name, a key, a tag): the type here,
+ * the identifier rule in src/rules.rs. napi would replace an unpaired
+ * surrogate with U+FFFD before Rust saw it, so that two ids would name one
+ * instance; a string that is not well formed goes to Rust as UTF-16, whose
+ * rule refuses it.
+ */
+function identifier(name, value) {
+  string(name, value)
+  if (!value.isWellFormed()) sync(() => native.checkIdentifier(name, value))
+  return value
+}
+
+/**
+ * A name given once and used for good (a typed definition's, a CLI
+ * argument's): the whole identifier rule of src/rules.rs, run now.
+ */
+function checkedIdentifier(name, value) {
+  string(name, value)
+  sync(() => native.checkIdentifier(name, value))
+  return value
+}
+
+/** Text stored as given (custom status, KV string values, reasons): well formed, as `identifier`; U+0000 is refused in Rust. */
+function text(name, value) {
+  string(name, value)
+  if (!value.isWellFormed()) sync(() => native.checkText(name, value))
+  return value
 }
 
 function nonEmptyString(name, value) {
@@ -50,4 +81,4 @@ function func(name, value) {
   return value
 }
 
-module.exports = { string, number, nonEmptyString, optionalString, nonNegativeNumber, func }
+module.exports = { string, number, identifier, checkedIdentifier, text, nonEmptyString, optionalString, nonNegativeNumber, func }

@@ -8,6 +8,8 @@
 //   types/options.d.ts (what editors show);
 // - each option's default: `runtime.effectiveOptions()` of a runtime built
 //   with no options (the defaults Rust fills in; on SQLite).
+// The client's options follow, from `CLIENT_OPTION_NAMES` in
+// src/options/client.rs, `ClientOptions` and `client.effectiveOptions()`.
 // A name without a documented field, or a documented field Rust does not
 // accept, is an error. __test__/options.doc.test.js fails when the page
 // differs from what this script generates.
@@ -20,17 +22,17 @@ const path = require('node:path')
 const ROOT = path.join(__dirname, '..')
 const OUT = path.join(ROOT, 'docs', 'options.md')
 
-/** The string literals of `const OPTION_NAMES: &[&str] = &[ ... ];`. */
-function optionNames(rustSource) {
-  const m = /const OPTION_NAMES: &\[&str\] = &\[([\s\S]*?)\];/.exec(rustSource)
-  if (!m) throw new Error('OPTION_NAMES not found in src/options/mod.rs')
+/** The string literals of `const OPTION_NAMES: &[&str] = &[ ... ];` (or another `constant`). */
+function optionNames(rustSource, constant = 'OPTION_NAMES') {
+  const m = new RegExp(`const ${constant}: &\\[&str\\] = &\\[([\\s\\S]*?)\\];`).exec(rustSource)
+  if (!m) throw new Error(`${constant} not found in src/options`)
   return [...m[1].matchAll(/"([^"]+)"/g)].map((x) => x[1])
 }
 
-/** `{ name -> { type, doc } }` of the fields of `interface RuntimeOptions` in a .d.ts. */
-function documentedFields(dts) {
-  const start = dts.indexOf('export interface RuntimeOptions {')
-  if (start < 0) throw new Error('interface RuntimeOptions not found in types/options.d.ts')
+/** `{ name -> { type, doc } }` of the fields of `interface RuntimeOptions` (or another `iface`) in a .d.ts. */
+function documentedFields(dts, iface = 'RuntimeOptions') {
+  const start = dts.indexOf(`export interface ${iface} {`)
+  if (start < 0) throw new Error(`interface ${iface} not found in types/options.d.ts`)
   const lines = dts.slice(start).split('\n').slice(1)
   const fields = new Map()
   let comment = null
@@ -97,12 +99,42 @@ function cell(text) {
   return text.replace(/\|/g, '\\|').replace(/\n+/g, ' ')
 }
 
-/** The page, from the three sources; throws when they disagree on the names. */
-function render({ names, fields, defaults }) {
+/** Throws when the accepted `names` and the documented `fields` differ. */
+function sameNames(names, fields, where) {
   const missing = names.filter((n) => !fields.has(n))
-  if (missing.length) throw new Error(`option(s) ${missing.join(', ')} accepted by src/options but not documented in types/options.d.ts`)
+  if (missing.length) throw new Error(`option(s) ${missing.join(', ')} accepted by src/options but not documented in types/options.d.ts (${where})`)
   const extra = [...fields.keys()].filter((n) => !names.includes(n))
-  if (extra.length) throw new Error(`option(s) ${extra.join(', ')} documented in types/options.d.ts but not accepted by src/options (OPTION_NAMES)`)
+  if (extra.length) throw new Error(`option(s) ${extra.join(', ')} documented in types/options.d.ts but not accepted by src/options (${where})`)
+}
+
+/** The options table and one section per option, headings at `level`. */
+function sections(out, { names, fields, defaults }, level) {
+  out.push('| Option | Type | Default |')
+  out.push('|---|---|---|')
+  for (const name of names) {
+    const { type } = fields.get(name)
+    out.push(`| [\`${name}\`](#${anchor(level, name)}) | \`${cell(type)}\` | ${cell(code(defaults[name]))} |`)
+  }
+  for (const name of names) {
+    const { type, doc } = fields.get(name)
+    out.push('')
+    out.push(`${'#'.repeat(level)} ${level === 2 ? name : `Client: ${name}`}`)
+    out.push('')
+    out.push(`Type: \`${type}\`. Default: ${code(defaults[name])}.`)
+    out.push('')
+    out.push(doc)
+  }
+}
+
+/** The heading anchor of an option's section (client ones are prefixed, as names repeat). */
+function anchor(level, name) {
+  return level === 2 ? name.toLowerCase() : `client-${name.toLowerCase()}`
+}
+
+/** The page, from the three sources; throws when they disagree on the names. */
+function render({ names, fields, defaults, client }) {
+  sameNames(names, fields, 'RuntimeOptions, OPTION_NAMES')
+  if (client) sameNames(client.names, client.fields, 'ClientOptions, CLIENT_OPTION_NAMES')
   const out = []
   out.push('# Runtime options')
   out.push('')
@@ -118,20 +150,16 @@ function render({ names, fields, defaults }) {
   out.push('option with its defaults filled in. The defaults below are those of a runtime on')
   out.push('SQLite; where Postgres differs, the description says so.')
   out.push('')
-  out.push('| Option | Type | Default |')
-  out.push('|---|---|---|')
-  for (const name of names) {
-    const { type } = fields.get(name)
-    out.push(`| [\`${name}\`](#${name.toLowerCase()}) | \`${cell(type)}\` | ${cell(code(defaults[name]))} |`)
-  }
-  for (const name of names) {
-    const { type, doc } = fields.get(name)
+  sections(out, { names, fields, defaults }, 2)
+  if (client) {
     out.push('')
-    out.push(`## ${name}`)
+    out.push('## Client options')
     out.push('')
-    out.push(`Type: \`${type}\`. Default: ${code(defaults[name])}.`)
+    out.push('`new Client(provider, options)` takes these options, with the same rules: every')
+    out.push('one is optional, and anything invalid throws `InvalidOptionError` from the')
+    out.push('constructor. `client.effectiveOptions()` returns them with defaults filled in.')
     out.push('')
-    out.push(doc)
+    sections(out, client, 3)
   }
   out.push('')
   return out.join('\n')
@@ -140,12 +168,18 @@ function render({ names, fields, defaults }) {
 /** The page from the sources in this checkout (the defaults need the built binary). */
 async function generate() {
   const names = optionNames(fs.readFileSync(path.join(ROOT, 'src', 'options', 'mod.rs'), 'utf8'))
-  const fields = documentedFields(fs.readFileSync(path.join(ROOT, 'types', 'options.d.ts'), 'utf8'))
-  const { SqliteProvider, Runtime } = require('..')
+  const dts = fs.readFileSync(path.join(ROOT, 'types', 'options.d.ts'), 'utf8')
+  const fields = documentedFields(dts)
+  const { SqliteProvider, Runtime, Client } = require('..')
   // Only built, never started: an in-memory store is enough.
-  const rt = new Runtime(await SqliteProvider.inMemory())
-  const defaults = rt.effectiveOptions()
-  return render({ names, fields, defaults })
+  const provider = await SqliteProvider.inMemory()
+  const defaults = new Runtime(provider).effectiveOptions()
+  const client = {
+    names: optionNames(fs.readFileSync(path.join(ROOT, 'src', 'options', 'client.rs'), 'utf8'), 'CLIENT_OPTION_NAMES'),
+    fields: documentedFields(dts, 'ClientOptions'),
+    defaults: new Client(provider).effectiveOptions(),
+  }
+  return render({ names, fields, defaults, client })
 }
 
 async function main() {

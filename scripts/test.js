@@ -8,6 +8,11 @@
 //   node scripts/test.js            every test file under __test__/
 //   node scripts/test.js --quick    the QUICK subset (run on the other Node majors in CI)
 //   node scripts/test.js FILE...    just these files
+//   node scripts/test.js --fast-paths=off [FILE...]
+//                                   the same with every provider that does not
+//                                   name `fastPaths` opened with `fastPaths: false`
+//                                   (__test__/fixtures/fast-paths-off.js, preloaded in
+//                                   the test processes and the processes they start)
 //
 // Files run one at a time (they share Postgres and some start child
 // processes). A test that hangs fails after TEST_TIMEOUT_MS instead of
@@ -45,6 +50,7 @@ const QUICK = [
   'client.basic.test.js',
   'orchestration.bridge.test.js',
   'packaging.install.test.js',
+  'packaging.engines.test.js',
   'runtime.exit.test.js',
   'test-runner.test.js',
 ]
@@ -78,13 +84,19 @@ async function main(argv) {
     return 2
   }
   const quick = argv.includes('--quick')
-  const named = argv.filter((a) => a !== '--quick')
+  const fastPathsOff = argv.includes('--fast-paths=off')
+  const named = argv.filter((a) => a !== '--quick' && a !== '--fast-paths=off')
   if (quick && named.length > 0) throw new Error('scripts/test.js: give --quick or file names, not both')
   const files = quick ? QUICK.map((f) => path.join('__test__', f)) : named.length > 0 ? named : listTests(testDir)
   for (const f of files) {
     if (!fs.existsSync(path.resolve(root, f))) throw new Error(`scripts/test.js: no test file ${f}`)
   }
-  process.stderr.write(`scripts/test.js: ${files.length} file(s) on Node ${process.version}\n`)
+  const env = { ...process.env }
+  if (fastPathsOff) {
+    const preload = path.join(testDir, 'fixtures', 'fast-paths-off.js')
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(preload)}`.trim()
+  }
+  process.stderr.write(`scripts/test.js: ${files.length} file(s) on Node ${process.version}${fastPathsOff ? ', fast paths off' : ''}\n`)
   const terminal = Boolean(process.stdout.isTTY)
   const args = [
     '--test',
@@ -96,7 +108,7 @@ async function main(argv) {
     '--test-reporter-destination=stdout',
     ...files,
   ]
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['inherit', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['inherit', 'pipe', 'inherit'] })
   const failures = new Failures()
   let partial = ''
   child.stdout.setEncoding('utf8')

@@ -8,7 +8,7 @@
 //! cheaper than glibc's malloc, as it does for the napi-rs bindings of
 //! rolldown, oxc and rspack. Without transparent huge pages (`no_thp` in
 //! Cargo.toml): with them RSS started 25 MiB higher and kept growing
-//! (`docs/architecture.md`).
+//! (the measurements are in the git history of `docs/architecture.md`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

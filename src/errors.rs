@@ -17,6 +17,7 @@
 //! | `InvalidOption`   | `InvalidOptionError`  | `ERR_INVALID_OPTION`  |
 //! | `InvalidArgument` | `InvalidArgumentError`| `ERR_INVALID_ARGUMENT`|
 //! | `NotFound`        | `NotFoundError`       | `ERR_NOT_FOUND`       |
+//! | `AlreadyExists`   | `AlreadyExistsError`  | `ERR_ALREADY_EXISTS`  |
 //! | `Timeout`         | `TimeoutError`        | `ERR_TIMEOUT`         |
 //! | `Provider`        | `ProviderError`       | `ERR_PROVIDER`        |
 //! | `RuntimeState`    | `RuntimeStateError`   | `ERR_RUNTIME_STATE`   |
@@ -40,6 +41,9 @@ pub enum BridgeError {
     InvalidArgument(String),
     /// The instance, execution or value asked for does not exist.
     NotFound(String),
+    /// An instance with the id a typed start was given already exists
+    /// (stored, or its start waits in the queue).
+    AlreadyExists(String),
     /// A wait ran out of time.
     Timeout(String),
     /// The storage provider failed (connection, SQL, migration, ...).
@@ -58,6 +62,7 @@ impl BridgeError {
             BridgeError::InvalidOption(_) => ErrorCode::InvalidOption,
             BridgeError::InvalidArgument(_) => ErrorCode::InvalidArgument,
             BridgeError::NotFound(_) => ErrorCode::NotFound,
+            BridgeError::AlreadyExists(_) => ErrorCode::AlreadyExists,
             BridgeError::Timeout(_) => ErrorCode::Timeout,
             BridgeError::Provider(_) => ErrorCode::Provider,
             BridgeError::RuntimeState(_) => ErrorCode::RuntimeState,
@@ -70,6 +75,7 @@ impl BridgeError {
             BridgeError::InvalidOption(m)
             | BridgeError::InvalidArgument(m)
             | BridgeError::NotFound(m)
+            | BridgeError::AlreadyExists(m)
             | BridgeError::Timeout(m)
             | BridgeError::Provider(m)
             | BridgeError::RuntimeState(m)
@@ -93,6 +99,7 @@ pub enum ErrorCode {
     InvalidOption,
     InvalidArgument,
     NotFound,
+    AlreadyExists,
     Timeout,
     Provider,
     RuntimeState,
@@ -105,6 +112,7 @@ impl AsRef<str> for ErrorCode {
             ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
             ErrorCode::InvalidArgument => "ERR_INVALID_ARGUMENT",
             ErrorCode::NotFound => "ERR_NOT_FOUND",
+            ErrorCode::AlreadyExists => "ERR_ALREADY_EXISTS",
             ErrorCode::Timeout => "ERR_TIMEOUT",
             ErrorCode::Provider => "ERR_PROVIDER",
             ErrorCode::RuntimeState => "ERR_RUNTIME_STATE",

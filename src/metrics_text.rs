@@ -10,6 +10,7 @@
 //! module writes itself (`duroxide_node_*`) come from one runtime's guard and
 //! snapshot, so they are per runtime.
 
+use crate::providers::fast_paths::FastPathsReport;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -62,13 +63,52 @@ pub(crate) fn recorder() -> Option<PrometheusHandle> {
 }
 
 /// duroxide's series (process-wide), then this runtime's own.
-pub(crate) fn render(recorder: Option<&PrometheusHandle>, m: &RuntimeMetrics) -> String {
+pub(crate) fn render(
+    recorder: Option<&PrometheusHandle>,
+    m: &RuntimeMetrics,
+    store: &StoreView,
+) -> String {
     let mut out = recorder.map(|r| r.render()).unwrap_or_default();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
     runtime_series(&mut out, m);
+    fast_path_series(&mut out, &store.fast_paths);
+    let family = Family {
+        name: "duroxide_node_messages_set_aside_total",
+        kind: "counter",
+        help: "Queue messages this provider set aside because no fetch can read them.",
+    };
+    family.header(&mut out);
+    family.sample(&mut out, "queue=\"orchestrator\"", store.set_aside.0 as f64);
+    family.sample(&mut out, "queue=\"worker\"", store.set_aside.1 as f64);
     out
+}
+
+/// What the runtime's provider reports of itself.
+pub(crate) struct StoreView {
+    pub(crate) fast_paths: FastPathsReport,
+    /// Messages set aside (orchestrator, worker).
+    pub(crate) set_aside: (u64, u64),
+}
+
+/// 1 for each fast path the provider uses, 0 for each it enabled but
+/// cannot use (`provider.fastPaths()`).
+fn fast_path_series(out: &mut String, report: &FastPathsReport) {
+    let family = Family {
+        name: "duroxide_node_fast_path_active",
+        kind: "gauge",
+        help: "Whether a fast store path is in use (1) or enabled but unavailable (0).",
+    };
+    family.header(out);
+    for path in &report.active {
+        family.sample(out, &format!("path=\"{}\"", path.as_str()), 1.0);
+    }
+    let mut unavailable: Vec<&String> = report.unavailable.keys().collect();
+    unavailable.sort();
+    for path in unavailable {
+        family.sample(out, &format!("path=\"{path}\""), 0.0);
+    }
 }
 
 struct Family<'a> {
@@ -142,6 +182,21 @@ fn runtime_series(out: &mut String, m: &RuntimeMetrics) {
         help: "Instances the watchdog found retried without ever committing.",
     }
     .single(out, m.livelocks_detected);
+    Family {
+        name: "duroxide_node_nondeterminism_holds_total",
+        kind: "counter",
+        help: "Turns not committed because their code did not replay the history (onNondeterminism: 'hold').",
+    }
+    .single(out, m.nondeterminism_holds);
+    let held = Family {
+        name: "duroxide_node_instance_held",
+        kind: "gauge",
+        help: "1 for each instance held now because its code does not replay its history.",
+    };
+    held.header(out);
+    for instance in &m.held_instances {
+        held.sample(out, &format!("instance_id=\"{}\"", label(instance)), 1.0);
+    }
 
     let latency = Family {
         name: "duroxide_node_fetch_latency_seconds",
@@ -183,6 +238,14 @@ fn runtime_series(out: &mut String, m: &RuntimeMetrics) {
     samples.sample(out, "queue=\"worker\"", m.work_fetch_samples as f64);
 }
 
+/// A label value as the text format escapes it.
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,9 +258,23 @@ mod tests {
             orch_fetch_p50_ms: Some(2.0),
             orch_fetch_p99_ms: Some(40.0),
             orch_fetch_samples: 7,
+            nondeterminism_holds: 2,
+            held_instances: vec!["order-\"7\"".into()],
             ..Default::default()
         };
-        let text = render(None, &m);
+        let fast_paths = FastPathsReport {
+            enabled: true,
+            active: vec![crate::providers::fast_paths::FastPath::TailFetch],
+            unavailable: [("turnAck".to_string(), "a reason".to_string())].into(),
+        };
+        let store = StoreView {
+            fast_paths,
+            set_aside: (2, 0),
+        };
+        let text = render(None, &m, &store);
+        assert!(text.contains("duroxide_node_messages_set_aside_total{queue=\"orchestrator\"} 2\n"));
+        assert!(text.contains("duroxide_node_fast_path_active{path=\"tailFetch\"} 1\n"));
+        assert!(text.contains("duroxide_node_fast_path_active{path=\"turnAck\"} 0\n"));
         assert!(text.contains("# TYPE duroxide_node_lock_lost_total counter\n"));
         assert!(text.contains("duroxide_node_lock_lost_total{queue=\"orchestrator\"} 3\n"));
         assert!(text.contains("duroxide_node_poison_total 1\n"));
@@ -205,6 +282,8 @@ mod tests {
             "duroxide_node_fetch_latency_seconds{queue=\"orchestrator\",quantile=\"0.99\"} 0.04\n"
         ));
         assert!(!text.contains("queue=\"worker\",quantile"));
+        assert!(text.contains("duroxide_node_nondeterminism_holds_total 2\n"));
+        assert!(text.contains("duroxide_node_instance_held{instance_id=\"order-\\\"7\\\"\"} 1\n"));
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let value = line.rsplit(' ').next().unwrap();
             assert!(value.parse::<f64>().is_ok(), "{line}");

@@ -47,7 +47,22 @@ const TERMINATED: &[&str] = &[
     "error occurred while attempting to establish a TLS connection",
 ];
 
+/// The part of [`TERMINATED`] that refuses a session before it runs
+/// anything: its call certainly did not commit.
+const NEVER_RAN: &[&str] = &[
+    "the database system is shutting down",
+    "the database system is starting up",
+    "the database system is in recovery mode",
+    "error occurred while attempting to establish a TLS connection",
+];
+
 impl ProviderFault {
+    /// `err` is a terminated session that was refused before it ran the
+    /// call (so the call did not commit), not one ended mid-call.
+    pub(crate) fn never_ran(err: &ProviderError) -> bool {
+        NEVER_RAN.iter().any(|t| err.message.contains(t))
+    }
+
     /// The kind of `err`, or `None` for errors the binding passes on as they are.
     pub(crate) fn of(err: &ProviderError) -> Option<Self> {
         let m = err.message.as_str();

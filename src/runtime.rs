@@ -6,6 +6,8 @@
 //! no-op. Once stopped, the JS callbacks are released so nothing keeps the
 //! Node process alive.
 
+use crate::providers::contain::Queue;
+use crate::providers::fast_paths::{FastPath, FastPaths};
 use std::sync::{Arc, Mutex};
 
 use duroxide::providers::Provider;
@@ -80,6 +82,10 @@ struct Core {
     /// The process's metrics recorder (`metrics_text.rs`), `None` if another
     /// one was installed first.
     recorder: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// The provider's fast paths, for `health()` and `metricsText()`.
+    fast_paths: FastPaths,
+    /// The provider's count of messages set aside as unreadable.
+    set_aside: Arc<crate::providers::contain::Counts>,
 }
 
 impl Core {
@@ -120,10 +126,14 @@ impl Core {
             let r = self.registrations.lock().expect("registrations lock");
             self.guard
                 .registered(r.activity_names(), r.orchestration_names());
+            let twin = Arc::new(self.bridge.twin());
+            let (_, replayed) = r.build(&twin);
+            self.guard.replays_with(twin, replayed);
             r.build(&self.bridge)
         };
         let observability = &self.options.runtime.observability;
         crate::logging::ensure_stderr_logging(&observability.log_format, &observability.log_level);
+        self.fast_paths.warn_once();
         if let Some(warmer) = &self.warmer {
             let options = &self.options.runtime;
             warmer
@@ -190,6 +200,12 @@ impl Core {
 }
 
 impl NativeRuntime {
+    /// `maxPayloadBytes`, for bridges this runtime's handlers run over
+    /// outside it (the replay check).
+    pub(crate) fn max_payload_bytes(&self) -> u32 {
+        self.core.options.binding.max_payload_bytes
+    }
+
     /// The crate's registries of this runtime's handlers over `bridge`, for
     /// the replay check (`testing/replay.rs`), which drives them itself.
     pub(crate) fn registries(
@@ -217,9 +233,17 @@ impl NativeRuntime {
     ) -> napi::Result<Self, ErrorCode> {
         let options =
             parse_runtime_options(options.as_ref())?.for_store(&provider.kind(), options.as_ref());
-        let bridge = Arc::new(Bridge::new(options.binding.orchestration_cache_size));
-        let store = crate::providers::descriptors::with_descriptors(provider.provider());
-        let (guard, stack) = Guard::stack(store, provider.backend(), &options);
+        let bridge = Arc::new(Bridge::new(
+            options.binding.orchestration_cache_size,
+            options.binding.max_payload_bytes,
+        ));
+        let store = if provider.backend().uses(FastPath::ActivityDescriptors) {
+            crate::providers::descriptors::with_descriptors(provider.provider())
+        } else {
+            provider.provider()
+        };
+        let (guard, stack) =
+            Guard::stack(store, provider.backend(), &options, bridge.waits.clone());
         let core = Core {
             guard,
             stack,
@@ -233,6 +257,8 @@ impl NativeRuntime {
             warmer: provider.backend().warmer(),
             local_id: Mutex::new(None),
             recorder: crate::metrics_text::recorder(),
+            fast_paths: provider.backend().fast_paths().clone(),
+            set_aside: provider.backend().set_aside_counts(),
         };
         Ok(Self {
             core: Arc::new(core),
@@ -321,14 +347,31 @@ impl NativeRuntime {
     #[napi]
     pub fn metrics_text(&self) -> String {
         let m = self.metrics_snapshot().unwrap_or_default();
-        crate::metrics_text::render(self.core.recorder.as_ref(), &m)
+        let store = crate::metrics_text::StoreView {
+            fast_paths: self.core.fast_paths.report(),
+            set_aside: (
+                self.core.set_aside.get(Queue::Orchestrator),
+                self.core.set_aside.get(Queue::Worker),
+            ),
+        };
+        crate::metrics_text::render(self.core.recorder.as_ref(), &m, &store)
     }
 
     /// `{ status: 'ok' | 'degraded', reasons }` from the guard's recent counters.
     #[napi]
     pub fn health(&self) -> RuntimeHealth {
         let running = matches!(&*self.core.phase(), Phase::Running(_));
-        self.core.guard.health(running)
+        let mut health = self.core.guard.health(running);
+        if let Some(reason) = self
+            .core
+            .set_aside
+            .degraded_reason(std::time::Duration::from_secs(60))
+        {
+            health =
+                RuntimeHealth::from_reasons(health.reasons.into_iter().chain([reason]).collect());
+        }
+        health.fast_paths = Some(self.core.fast_paths.report());
+        health
     }
 
     /// Every option as handed to duroxide, defaults filled in.

@@ -40,6 +40,11 @@ pub struct RuntimeMetrics {
     pub work_fetch_p50_ms: Option<f64>,
     pub work_fetch_p99_ms: Option<f64>,
     pub work_fetch_samples: i64,
+    /// Turns not committed because their code did not replay the history
+    /// (`onNondeterminism: 'hold'`); duroxide's failure counts above leave them out.
+    pub nondeterminism_holds: i64,
+    /// The instances held now, sorted.
+    pub held_instances: Vec<String>,
 }
 
 impl From<&MetricsSnapshot> for RuntimeMetrics {

@@ -2,6 +2,7 @@
 import type { StartOptions } from './tracing'
 import type { ErrorCategory, FailureFields } from './errors'
 import type { Provider } from './providers'
+import type { ClientOptions } from './options'
 import type {
   AnyOrchestrationDefinition,
   EventDefinition,
@@ -15,8 +16,25 @@ import type {
   WaitOptions,
 } from './definitions'
 
+/**
+ * Options of the typed `client.start`: the trace context of `StartOptions`,
+ * and what to do when the id is in use.
+ */
+export interface TypedStartOptions extends StartOptions {
+  /**
+   * An instance with this id exists (stored, or its start waits in the
+   * queue): `'reject'` (default) rejects `AlreadyExistsError`
+   * (`ERR_ALREADY_EXISTS`); `'useExisting'` resolves with its handle when it
+   * runs the same orchestration (an idempotent start; the new input is not
+   * used) and still rejects when it runs another one.
+   */
+  ifExists?: 'reject' | 'useExisting' | undefined
+}
+
 /** `input` (optional when the orchestration's input accepts `undefined`), then the start options. */
-type StartArgs<TIn> = undefined extends TIn ? [input?: TIn, options?: StartOptions] : [input: TIn, options?: StartOptions]
+type StartArgs<TIn> = undefined extends TIn
+  ? [input?: TIn, options?: TypedStartOptions]
+  : [input: TIn, options?: TypedStartOptions]
 
 /** Status of an instance as `getStatus` reports it. */
 export type OrchestrationStatusName = 'Running' | 'Completed' | 'Failed' | 'NotFound'
@@ -243,6 +261,22 @@ export interface SystemMetrics {
   totalEvents: number
 }
 
+/**
+ * A queue message set aside because no fetch can read it (it does not parse
+ * as a duroxide work item or, on Postgres, holds U+0000). It stays in its
+ * queue and is never fetched; `client.listSetAside()` lists them.
+ */
+export interface SetAsideMessage {
+  queue: 'orchestrator' | 'worker'
+  /** The message's row id in its queue. */
+  id: number
+  instanceId: string
+  /** Why no fetch can read it. */
+  reason: string
+  /** The stored text, at most 4,096 characters. */
+  text: string
+}
+
 /** `getQueueDepths()`: messages waiting to be fetched (locked ones excluded). */
 export interface QueueDepths {
   /** Starts, completions, events (on Postgres also due timers). */
@@ -267,14 +301,30 @@ export interface OrchestrationStats {
 /**
  * Starts, watches and manages orchestration instances. Works with or without
  * a Runtime in the same process. Payloads are sent as JSON (`undefined` as
- * `null`). Every method returns a Promise that rejects with a `DuroxideError`.
+ * `null`) and come back exactly, on either store. Every method returns a
+ * Promise that rejects with a `DuroxideError`.
+ *
+ * Identifiers (instance ids, orchestration names, event and queue names, KV
+ * keys) are non-empty, well-formed Unicode strings (no unpaired surrogates)
+ * without control characters (C0, DEL, C1) of at most `MAX_IDENTIFIER_BYTES`
+ * (1000) UTF-8 bytes. A call that creates or sends (`startOrchestration*`,
+ * `raiseEvent`, `enqueueEvent`, `cancelInstance`) refuses any other string
+ * with `InvalidArgumentError` (`ERR_INVALID_ARGUMENT`) naming the argument
+ * and the rule. Calls that read or delete take any instance id a store may
+ * hold from an earlier version, refusing only empty and ill-formed ones and
+ * U+0000. An input or event's JSON is at most `maxPayloadBytes` (default 2
+ * MiB). A cancel `reason` may not contain U+0000.
  */
 export declare class Client<TOrchestrations extends AnyOrchestrationDefinition = AnyOrchestrationDefinition> {
   /**
    * `TOrchestrations` limits which definitions `start` takes:
    * `new Client<Registered<typeof rt>>(provider)` accepts only what `rt.register(...)` registered.
+   * `options`: `{ maxPayloadBytes? }` (docs/options.md).
    */
-  constructor(provider: Provider)
+  constructor(provider: Provider, options?: ClientOptions)
+
+  /** The client's options with their defaults filled in. */
+  effectiveOptions(): Required<{ [K in keyof ClientOptions]: Exclude<ClientOptions[K], undefined> }>
 
   /**
    * Starts `name` (its latest registered version) as `instanceId`.
@@ -336,6 +386,8 @@ export declare class Client<TOrchestrations extends AnyOrchestrationDefinition =
   getSystemMetrics(): Promise<SystemMetrics>
   /** Messages waiting in each queue. */
   getQueueDepths(): Promise<QueueDepths>
+  /** Queue messages set aside because no fetch can read them (docs/api-reference.md, "Unreadable messages"). */
+  listSetAside(): Promise<SetAsideMessage[]>
   /** Sizes of one instance's current execution, or `null` when it does not exist. */
   getOrchestrationStats(instanceId: string): Promise<OrchestrationStats | null>
 
@@ -391,13 +443,19 @@ export declare class Client<TOrchestrations extends AnyOrchestrationDefinition =
   // ---- typed definitions (defineOrchestration, defineEvent) ----
   /**
    * Starts `orchestration` (its pinned version, if any) as `instanceId` with
-   * a checked `input`; resolves with a typed handle. `options`: the W3C trace
-   * context, as in `startOrchestration`.
+   * a checked `input`; resolves with a typed handle. An id in use rejects
+   * `AlreadyExistsError` unless `options.ifExists` is `'useExisting'`;
+   * `options` also takes the W3C trace context, as in `startOrchestration`.
    */
   start<D extends TOrchestrations>(orchestration: D, instanceId: string, ...args: StartArgs<InputOf<D>>): Promise<OrchestrationHandle<D>>
   /** A typed handle on an instance started earlier; nothing is read until a method is called. */
   handle<D extends TOrchestrations>(orchestration: D, instanceId: string): OrchestrationHandle<D>
-  /** Raises `event` with a checked payload; rejects `NotFoundError` for an instance that does not exist. */
+  /**
+   * Sends `event` with a checked payload to the instance's
+   * `ctx.waitFor(event)`. The event is kept, in order, until a wait takes it
+   * (also across continue-as-new), so one raised before the instance waits is
+   * not lost. Rejects `NotFoundError` for an instance that does not exist.
+   */
   raise<E extends EventDefinition<any>>(instanceId: string, event: E, ...payload: InputArgs<EventPayloadIn<E>>): Promise<void>
   /** Appends to `event`'s mailbox (`ctx.dequeue(event)`); rejects `NotFoundError` as `raise`. */
   enqueue<E extends EventDefinition<any>>(instanceId: string, event: E, ...payload: InputArgs<EventPayloadIn<E>>): Promise<void>

@@ -99,7 +99,7 @@ export interface OrchestrationDefinition<TIn = unknown, TOut = unknown, TStatus 
   readonly [orchestrationTypes]: { input: TIn; output: TOut; status: TStatus }
 }
 
-/** A one-shot event (`ctx.waitFor`, `client.raise`) or mailbox (`ctx.dequeue`, `client.enqueue`) with its payload type. */
+/** An event (`ctx.waitFor`, `client.raise`; kept until a wait takes it) or mailbox (`ctx.dequeue`, `client.enqueue`) with its payload type. */
 export interface EventDefinition<T = unknown> {
   readonly name: string
   /** @internal the payload type; not a runtime property. */
@@ -292,7 +292,7 @@ export interface ListFilter {
 }
 
 /** The orchestration definitions a runtime registered (`new Client<Registered<typeof rt>>(...)`). */
-export type Registered<R> = R extends { readonly [registeredDefinitions]?: infer D } ? Extract<D, AnyOrchestrationDefinition> : never
+export type Registered<R> = R extends { readonly [registeredDefinitions]?: (registered: infer D) => void } ? Extract<D, AnyOrchestrationDefinition> : never
 
 /** @internal phantom key of `Runtime<...>`: what `register` registered. */
 export declare const registeredDefinitions: unique symbol

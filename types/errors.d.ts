@@ -6,6 +6,7 @@ export type DuroxideErrorCode =
   | 'ERR_INVALID_OPTION'
   | 'ERR_INVALID_ARGUMENT'
   | 'ERR_NOT_FOUND'
+  | 'ERR_ALREADY_EXISTS'
   | 'ERR_TIMEOUT'
   | 'ERR_PROVIDER'
   | 'ERR_RUNTIME_STATE'
@@ -49,6 +50,16 @@ export declare class NotFoundError extends DuroxideError {
   code: 'ERR_NOT_FOUND'
 }
 
+/**
+ * `ERR_ALREADY_EXISTS`: a typed `client.start` was given the id of an
+ * instance that exists (stored, or its start waits in the queue). Pass
+ * `{ ifExists: 'useExisting' }` for an idempotent start.
+ */
+export declare class AlreadyExistsError extends DuroxideError {
+  constructor(message: string, options?: DuroxideErrorOptions)
+  code: 'ERR_ALREADY_EXISTS'
+}
+
 /** `ERR_TIMEOUT`: a wait (`waitForOrchestration`, `waitForValue`, ...) ran out of time. */
 export declare class TimeoutError extends DuroxideError {
   constructor(message: string, options?: DuroxideErrorOptions)
@@ -87,6 +98,13 @@ export interface FailureFields {
   activityName?: string
   /** The sub-orchestration that failed (also set when a parent rethrew its failure). */
   orchestrationName?: string
+  /**
+   * True when the instance was cancelled (`cancelInstance`): its code got no
+   * chance to run a `catch` or `finally`; compensate from outside (docs/user-guide.md).
+   */
+  cancelled?: boolean
+  /** The reason given to `cancelInstance` (when `cancelled`). */
+  reason?: string
 }
 
 /** Second argument of the failure error constructors. */
@@ -107,6 +125,10 @@ export declare class OrchestrationFailedError extends DuroxideError {
   nonRetryable?: boolean
   activityName?: string
   orchestrationName?: string
+  /** True when the instance was cancelled rather than failed. */
+  cancelled?: boolean
+  /** The reason given to `cancelInstance`. */
+  reason?: string
 }
 
 /**

@@ -204,10 +204,71 @@ export interface RuntimeOptions {
    * while a step runs. Default `'warn'`.
    */
   determinismGuard?: DeterminismGuard | undefined
+  /**
+   * Binding option. The largest payload, in bytes of JSON text, this
+   * runtime's orchestrations may hand on or produce: a task's input
+   * (`scheduleActivity`, sub-orchestrations, `startOrchestration`,
+   * `continueAsNew`) over it throws `InvalidArgumentError`
+   * (`ERR_INVALID_ARGUMENT`, naming the input) at the call that makes the
+   * task; an activity result over it fails the activity (not retried), and
+   * an orchestration output over it fails the orchestration, each with an
+   * error giving the size and the limit. Clients have the same option
+   * (`ClientOptions`) for inputs and events. Integer from 1 to 134217728
+   * (128 MiB: a payload is stored escaped inside a JSON document, and
+   * Postgres refuses JSON values over 255 MB). Default 16777216 (16 MiB).
+   */
+  maxPayloadBytes?: number | undefined
+  /**
+   * Binding option. What the runtime does with a turn whose code does not
+   * replay the instance's history (code changed under running instances):
+   *
+   * - `'fail'`: the instance fails, as duroxide fails it (category
+   *   `configuration`).
+   * - `'hold'`: nothing of the turn is committed; the instance stays
+   *   `Running` and the turn is retried on the `unregisteredBackoff` schedule
+   *   (without counting toward `maxAttempts`) until code that replays it runs
+   *   here. Deploy the previous code (or the change as a new orchestration
+   *   version) and the instance goes on where it was.
+   *
+   * Either way the failure message or warning is the replay check's sentence
+   * (`at event 3 the history has activity 'Charge' (...), but the code
+   * schedules a timer`), the runtime emits a `'nondeterminism'` event, and
+   * held turns are counted (`nondeterminismHolds`, `heldInstances`,
+   * `duroxide_node_instance_held{instance_id}`). Default `'fail'`.
+   */
+  onNondeterminism?: NondeterminismPolicy | undefined
+  /**
+   * Binding option. When an execution's history passes this many events,
+   * the runtime logs one WARN per instance (per runtime) naming the
+   * instance and suggesting `ctx.continueAsNew`: every turn reads, and
+   * without a cached generator replays, its execution's whole history, so a
+   * history that keeps growing makes each turn of the instance slower
+   * (docs/performance.md#scale). 0 disables the warning. Integer >= 0.
+   * Default 10000 (as Temporal).
+   */
+  historyWarnEvents?: number | undefined
+}
+
+/**
+ * `new Client(provider, options)`. Invalid options throw
+ * `InvalidOptionError` (`ERR_INVALID_OPTION`) from the constructor.
+ */
+export interface ClientOptions {
+  /**
+   * The largest input (`startOrchestration`) or event data (`raiseEvent`,
+   * `enqueueEvent`), in bytes of JSON text; a larger one is refused at the
+   * call with `InvalidArgumentError` (`ERR_INVALID_ARGUMENT`) naming `input`
+   * or `data`, and nothing is stored. Integer from 1 to 134217728. Default
+   * 16777216 (16 MiB), as `RuntimeOptions.maxPayloadBytes`.
+   */
+  maxPayloadBytes?: number | undefined
 }
 
 /** `RuntimeOptions.determinismGuard`. */
 export type DeterminismGuard = 'warn' | 'throw' | 'off'
+
+/** `RuntimeOptions.onNondeterminism`. */
+export type NondeterminismPolicy = 'fail' | 'hold'
 
 /** Every field present, `undefined` removed (`null` stays where it means "unset"). */
 type Filled<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }

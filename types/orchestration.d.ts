@@ -45,7 +45,8 @@ export interface ActivityTask<T = any> extends Task<T> {
    * a `yield`. It is typed as a plain `Task` because a second tag is refused
    * (one tag per activity). Not available with a retry policy (duroxide's
    * retries are untagged, so the pair is refused with `ERR_INVALID_ARGUMENT`),
-   * which is why retrying methods return a plain `Task`.
+   * which is why retrying methods return a plain `Task`. `tag` is an
+   * identifier (`MAX_IDENTIFIER_BYTES`) of at most `MAX_TAG_NAME_BYTES`.
    */
   withTag(tag: string): Task<T>
 }
@@ -154,6 +155,14 @@ export interface ScheduleActivityOptions {
  * tasks to `yield`; the synchronous calls (custom status, KV, traces) are
  * replay-safe. Orchestration code must be deterministic: take time, random
  * ids and I/O from tasks (`utcNow`, `newGuid`, activities), never directly.
+ *
+ * Names, instance ids, session ids, tags and KV keys follow the identifier
+ * rule (`MAX_IDENTIFIER_BYTES`: non-empty, well-formed Unicode, no control
+ * characters, at most 1000 UTF-8 bytes), and a task's input JSON is at most
+ * the runtime's `maxPayloadBytes`: a call breaking either throws
+ * `InvalidArgumentError` (`ERR_INVALID_ARGUMENT`) naming the argument, as
+ * the generator's own exception (uncaught, it fails the orchestration).
+ * Custom status text and KV string values may not contain U+0000.
  */
 export declare class OrchestrationContext<TInput = unknown> {
   private constructor()
@@ -179,7 +188,11 @@ export declare class OrchestrationContext<TInput = unknown> {
 
   /** A durable timer of `delayMs` (integer ms >= 0); yields `null` when it fires. */
   scheduleTimer(delayMs: number): Task<null>
-  /** Waits for a one-shot event raised with `client.raiseEvent`; yields its data. */
+  /**
+   * Waits for a one-shot event raised with `client.raiseEvent`; yields its
+   * data. An event raised while no such wait is open is dropped (duroxide's
+   * semantics, kept for existing code); `waitFor(defineEvent(...))` keeps it.
+   */
   waitForEvent(name: string): Task<any>
   /** Takes the next message of a persistent FIFO mailbox (`client.enqueueEvent`); it survives continue-as-new. */
   dequeueEvent(queueName: string): Task<any>
@@ -241,7 +254,12 @@ export declare class OrchestrationContext<TInput = unknown> {
   startDetached<I>(orchestration: OrchestrationDefinition<I, any, any>, instanceId: string, input: NoInfer<I>): Task<null>
   /** A durable timer of `delayMs`; yields `null` (same as `scheduleTimer`). */
   timer(delayMs: number): Task<null>
-  /** Waits for an event definition's one-shot event (`client.raise`); yields its payload. */
+  /**
+   * Takes the next event `client.raise` sent for this definition; yields its
+   * payload. Events are kept in order until a wait takes them (also across
+   * continue-as-new), so one raised before the wait is not lost; a wait that
+   * loses a `race` takes nothing.
+   */
   waitFor<T>(event: EventDefinition<T>): Task<Jsonified<T>>
   /** Takes the next message of an event definition's mailbox (`client.enqueue`). */
   dequeue<T>(event: EventDefinition<T>): Task<Jsonified<T>>
@@ -282,7 +300,7 @@ export declare class OrchestrationContext<TInput = unknown> {
   raceTyped<const Ts extends readonly [Task<any>, ...Task<any>[]]>(...tasks: Ts): Task<RaceResult<TaskResult<Ts[number]>>>
   raceTyped<T>(tasks: readonly Task<T>[]): Task<RaceResult<T>>
 
-  /** Sets the custom status clients see in `getStatus` (at most `MAX_CUSTOM_STATUS_BYTES`). */
+  /** Sets the custom status clients see in `getStatus` (at most `MAX_CUSTOM_STATUS_BYTES`; no U+0000). */
   setCustomStatus(status: string): void
   /** Sets the custom status to `value` as JSON (`defineStatus`); typed handles parse it. */
   setCustomStatus<T>(status: StatusDefinition<T>, value: NoInfer<T>): void
@@ -295,8 +313,9 @@ export declare class OrchestrationContext<TInput = unknown> {
 
   /**
    * Stores a KV value readable by clients and other instances. Strings are
-   * stored as is, anything else JSON-encoded. At most `MAX_KV_KEYS` keys and
-   * `MAX_KV_VALUE_BYTES` per value.
+   * stored as is (so they may not contain U+0000, which a Postgres store
+   * cannot hold), anything else JSON-encoded. At most `MAX_KV_KEYS` keys and
+   * `MAX_KV_VALUE_BYTES` per value; `key` is an identifier.
    */
   setValue(key: string, value: unknown): void
   /** Stores a typed key's value as JSON (a string too, so it reads back as set). */

@@ -1,4 +1,5 @@
 // Runtime (lib/runtime.js).
+import type { FastPathsReport } from './providers'
 import type { ActivityFunction } from './activity'
 import type { EffectiveOptions, RuntimeOptions } from './options'
 import type { OrchestrationFunction } from './orchestration'
@@ -69,10 +70,19 @@ export interface MetricsSnapshot {
   workFetchP99Ms?: number
   /** Activity fetches behind the percentiles. */
   workFetchSamples: number
+  /**
+   * Turns not committed because their code did not replay the instance's
+   * history (`onNondeterminism: 'hold'`). duroxide counts each as a
+   * configuration failure before the guard keeps it from committing;
+   * `orchFailures` and `orchConfigurationErrors` above leave them out.
+   */
+  nondeterminismHolds: number
+  /** The instances held by `onNondeterminism: 'hold'` now, sorted. */
+  heldInstances: string[]
 }
 
 /** Kinds of guard events a runtime reports through `on()`. */
-export type RuntimeEventType = 'poison' | 'lockLost' | 'livelock' | 'unregistered'
+export type RuntimeEventType = 'poison' | 'lockLost' | 'livelock' | 'unregistered' | 'nondeterminism'
 
 /** What a `runtime.on(type, listener)` listener receives. */
 export interface RuntimeEvent {
@@ -84,6 +94,11 @@ export interface RuntimeEvent {
    * `'unregistered'`: work arrived for an activity or orchestration name this
    * runtime has no handler for (first occurrence per name; the instance stays
    * `Running` and `health()` is degraded while it keeps arriving).
+   * `'nondeterminism'`: a turn's code did not replay the instance's history
+   * (`divergence` says where); with `onNondeterminism: 'hold'` the instance
+   * stays `Running` and the turn is retried until code that replays it runs
+   * (`held: true`), else it failed (`held: false`). Reported once per
+   * instance and divergence.
    */
   type: RuntimeEventType
   /** The instance whose message it is. */
@@ -100,6 +115,14 @@ export interface RuntimeEvent {
   name?: string
   /** `'unregistered'`: what kind of handler is missing. */
   kind?: 'activity' | 'orchestration'
+  /** `'nondeterminism'`: true when the instance is held (`onNondeterminism: 'hold'`), false when it failed. */
+  held?: boolean
+  /**
+   * `'nondeterminism'`: where the code and the history part, in the replay
+   * check's words (`at event 3 the history has activity 'Charge' (...), but
+   * the code schedules a timer`).
+   */
+  divergence?: string
 }
 
 /** `runtime.health()`: `degraded` when something went wrong within the last minute. */
@@ -107,16 +130,24 @@ export interface RuntimeHealth {
   status: 'ok' | 'degraded'
   /** Why it is degraded, in words; empty when `ok`. */
   reasons: string[]
+  /** The provider's fast store paths (`provider.fastPaths()`). */
+  fastPaths?: FastPathsReport
 }
 
 /**
  * Runs registered orchestrations and activities against a provider. Register
  * everything, then `start()`; `shutdown()` when done. Registrations belong to
  * this Runtime: two Runtimes may register different functions under one name.
+ * Registered names are identifiers (`MAX_IDENTIFIER_BYTES`): another string
+ * throws `InvalidArgumentError` (`ERR_INVALID_ARGUMENT`) at the call.
  */
 export declare class Runtime<TRegistered extends AnyDefinition = never> {
-  /** @internal what `register` registered (types only; see `Registered<typeof rt>`). */
-  readonly [registeredDefinitions]?: TRegistered
+  /**
+   * @internal what `register` registered (types only; see `Registered<typeof rt>`).
+   * In a parameter's place, so that a plain `Runtime` (`Runtime<never>`)
+   * accepts a runtime that registered anything.
+   */
+  readonly [registeredDefinitions]?: (registered: TRegistered) => void
   /**
    * Validates `options` at once: an unknown or invalid option throws
    * `InvalidOptionError` naming it. Nothing starts until `start()`.

@@ -1,7 +1,8 @@
 // Types of `TestEnv` (`duroxide-node/testing`, lib/testing/env.js).
 import type { Client } from './client'
-import type { ActivityFunction } from './activity'
-import type { RuntimeOptions } from './options'
+import type { ActivityContext, ActivityFunction } from './activity'
+import type { ActivityDefinition } from './definitions'
+import type { LogLevel, RuntimeOptions } from './options'
 import type { SqliteProvider } from './providers'
 import type { Runtime } from './runtime'
 
@@ -20,6 +21,13 @@ export interface TestEnvOptions {
    * progress to finish before rejecting with `ERR_TIMEOUT` (default 30000).
    */
   idleTimeoutMs?: number
+  /**
+   * The runtime's log level (default `'error'`, so a test's output stays the
+   * test runner's). Logs are process-wide and take the level of the first
+   * runtime started in the process (docs/testing.md). Same as
+   * `runtimeOptions.logLevel`; give one of the two.
+   */
+  logLevel?: LogLevel | Uppercase<LogLevel>
 }
 
 /**
@@ -65,6 +73,15 @@ export declare class TestEnv {
    * (`ERR_RUNTIME_STATE` after). Returns the environment.
    */
   mockActivity<In = any, Out = any>(name: string, fn: ActivityFunction<In, Out>): this
+  /**
+   * Runs `fn` instead of the activity `activity` defines: the mock takes the
+   * definition's input and returns its output type, so it cannot drift from
+   * what it replaces.
+   */
+  mockActivity<TIn, TOut>(
+    activity: ActivityDefinition<TIn, TOut>,
+    fn: (ctx: ActivityContext, input: NoInfer<TIn>) => NoInfer<TOut> | PromiseLike<NoInfer<TOut>>,
+  ): this
   /**
    * Moves virtual time forward by `duration`, firing the timers it passes in
    * due order, each once nothing else can run; resolves to the new virtual now

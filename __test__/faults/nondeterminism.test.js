@@ -32,7 +32,7 @@ test('changed code replaying an old history fails the instance with a nondetermi
   assert.match(s.error, /nondetermin/i)
   // The message names what the new code did at the diverging step and what history holds there.
   assert.match(s.error, /timer/i, s.error)
-  assert.match(s.error, /Subscribed.*"go"/, s.error)
+  assert.match(s.error, /wait for event 'go'/, s.error)
   assert.notEqual(s.errorCategory, 'application')
   report(t, `nondeterminism: ${s.errorCategory}: ${s.error}`)
   await v2.stop(5000)

@@ -36,11 +36,21 @@ function register(rt) {
     return [echoed.length, echoed === input, made.length]
   })
   rt.registerOrchestration('Lone', function* (ctx, input) {
-    ctx.setCustomStatus(input)
-    ctx.setValue('raw', input)
+    // Raw text cannot hold a lone surrogate exactly: refused at the call.
+    const refused = []
+    try {
+      ctx.setCustomStatus(input)
+    } catch (err) {
+      refused.push(err.code)
+    }
+    try {
+      ctx.setValue('raw', input)
+    } catch (err) {
+      refused.push(err.code)
+    }
     ctx.setValue('json', { s: input })
     const echoed = yield ctx.scheduleActivity('Echo', input)
-    return { echoed, same: echoed === input }
+    return { echoed, same: echoed === input, refused }
   })
   rt.registerOrchestration('DeepEcho', function* (ctx, input) {
     return depthOf(yield ctx.scheduleActivity('Echo', input))
@@ -84,18 +94,22 @@ for (const [kind, open] of backends) {
     assert.equal(big.status, 'Completed', big.error)
     assert.deepEqual(big.output, [MIB10, true, MIB10])
 
-    // Lone surrogates survive JSON payloads exactly; raw strings handed to
-    // Rust (custom status, a string KV value, ids) become U+FFFD, the same way every time.
+    // Lone surrogates survive JSON payloads exactly; raw text (custom status,
+    // a string KV value) refuses them with a code instead of changing them.
     const lone = await run('lone', 'Lone', LONE)
     assert.equal(lone.status, 'Completed', lone.error)
-    assert.deepEqual(lone.output, { echoed: LONE, same: true })
-    assert.equal(lone.customStatus, 'a\ufffdb\ufffdc')
-    assert.equal(await client.getValue('lone', 'raw'), 'a\ufffdb\ufffdc')
+    assert.deepEqual(lone.output, { echoed: LONE, same: true, refused: ['ERR_INVALID_ARGUMENT', 'ERR_INVALID_ARGUMENT'] })
+    assert.equal(lone.customStatus, undefined)
+    assert.equal(await client.getValue('lone', 'raw'), null)
     assert.deepEqual(JSON.parse(await client.getValue('lone', 'json')), { s: LONE })
+    // An id is an identifier: a lone surrogate in it is refused at the call
+    // (two such ids would otherwise become the same stored id).
     const oddId = `id-${LONE}`
-    const odd = await run(oddId, 'DeepEcho', 1)
-    assert.equal(odd.status, 'Completed')
-    assert.equal((await client.getStatus(oddId)).status, 'Completed', 'the same odd id finds the same instance')
+    await assert.rejects(client.startOrchestration(oddId, 'DeepEcho', 1), (err) => {
+      assert.equal(err.code, 'ERR_INVALID_ARGUMENT')
+      assert.match(err.message, /instanceId/)
+      return true
+    })
 
     // Deeply nested JSON: as deep as JSON.stringify goes, it round-trips;
     // deeper, the caller gets ERR_INVALID_ARGUMENT or the activity fails with

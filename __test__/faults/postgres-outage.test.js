@@ -27,7 +27,7 @@ function pgCtl(action) {
   const base = process.env.DUROXIDE_PG_CTL
     ? JSON.parse(process.env.DUROXIDE_PG_CTL)
     : ['pg_ctlcluster', '--skip-systemctl-redirect', fs.readdirSync('/etc/postgresql')[0], 'main']
-  const args = action === 'stop' ? ['stop', '-m', 'fast'] : [action]
+  const args = { stop: ['stop', '-m', 'fast'], crash: ['restart', '-m', 'immediate'] }[action] ?? [action]
   execFileSync(base[0], [...base.slice(1), ...args], { stdio: 'ignore', timeout: 60000 })
 }
 
@@ -171,4 +171,68 @@ test('Postgres stopped and restarted under load: client calls reject with ERR_PR
   await member.stop(5000)
   report(t, `restart: database down ${outageMs} ms; client calls rejected with ERR_PROVIDER after ` +
     `${during.map((r) => `${r.name} ${r.ms} ms`).join(', ')}; the ${expected.size} orchestrations finished ${drainMs} ms after it was back`)
+})
+
+test('Postgres crashed (immediate restart) under a fleet with fast paths: no start, event or completion a caller was told of is lost', { timeout: 300000 }, async (t) => {
+  const pg = await pgSchema(t, 'dxf_crash')
+  const fx = effectsDir(t)
+  const client = new Client(pg.provider)
+  const members = [0, 1].map((i) => {
+    const cfg = { ...memberConfig(pg, fx, `dxf_crash_m${i}_${process.pid}`), connectOptions: { fastPaths: true } }
+    return new Worker(t, cfg, { name: `crash-${i}` })
+  })
+  await Promise.all(members.map((m) => m.ready()))
+  t.after(async () => {
+    if (!pgUp()) pgCtl('start')
+    await eventually(pgUp, { timeoutMs: 60000, what: 'Postgres to accept connections again' })
+  })
+
+  // What callers were told: starts and raises that resolved, completions read.
+  const started = new Set()
+  const raised = new Map()
+  const completed = new Map()
+  let stop = false
+  let n = 0
+  const load = (async () => {
+    while (!stop) {
+      const id = `crash-${n++}`
+      try {
+        await client.startOrchestration(id, 'AwaitGo', null)
+        started.add(id)
+        await client.enqueueEvent(id, 'go', id)
+        raised.set(id, id)
+      } catch {
+        await sleep(50)
+      }
+      for (const done of [...raised.keys()].slice(-3)) {
+        if (completed.has(done)) continue
+        try {
+          const s = await client.getStatus(done)
+          if (s.status === 'Completed') completed.set(done, s.output)
+        } catch {}
+      }
+    }
+  })()
+  await eventually(() => completed.size >= 10, { timeoutMs: 60000, what: 'orchestrations to complete before the crash' })
+  pgCtl('crash')
+  await eventually(pgUp, { timeoutMs: 60000, what: 'Postgres to accept connections again' })
+  await eventually(() => completed.size >= 20 && raised.size >= 40, { timeoutMs: 120000, what: 'load to go on after the crash' })
+  stop = true
+  await load
+
+  // Every raise a caller was told of is delivered; instances whose raise
+  // failed get theirs now; nothing completed reads otherwise afterwards.
+  for (const id of started) {
+    if (!raised.has(id)) await client.enqueueEvent(id, 'go', id)
+  }
+  for (const id of started) {
+    const s = await client.waitForOrchestration(id, 120000)
+    assert.equal(s.status, 'Completed', `${id}: ${JSON.stringify(s)}`)
+    assert.equal(s.output, id)
+  }
+  for (const [id, output] of completed) {
+    assert.equal((await client.getStatus(id)).output, output, `${id} was seen Completed before`)
+  }
+  for (const m of members) await m.stop(5000)
+  report(t, `immediate restart: ${started.size} started, ${raised.size} raised, ${completed.size} seen completed; all completed once`)
 })

@@ -33,6 +33,7 @@ export function handle(err: unknown): string {
       case 'ERR_INVALID_OPTION':
       case 'ERR_INVALID_ARGUMENT':
       case 'ERR_NOT_FOUND':
+      case 'ERR_ALREADY_EXISTS':
       case 'ERR_TIMEOUT':
       case 'ERR_PROVIDER':
       case 'ERR_RUNTIME_STATE':
@@ -127,6 +128,11 @@ export function guard(rt: import('duroxide-node').Runtime): void {
     const name: string | undefined = e.name
     const kind: 'activity' | 'orchestration' | undefined = e.kind
     void name, kind
+  })
+  rt.on('nondeterminism', (e) => {
+    const held: boolean | undefined = e.held
+    const divergence: string | undefined = e.divergence
+    void held, divergence
   })
 }
 

@@ -9,8 +9,9 @@ import type {
   OrchestrationStatusName as NativeOrchestrationStatusName,
   RuntimeEventType as NativeRuntimeEventType,
   DeterminismGuard as NativeDeterminismGuard,
+  FastPath as NativeFastPath,
 } from '../../native'
-import type { DeterminismGuard, ErrorCategory, ExecutionStatusName, OrchestrationStatusName, RuntimeEventType, RuntimeHealth } from 'duroxide-node'
+import type { DeterminismGuard, ErrorCategory, ExecutionStatusName, FastPath, OrchestrationStatusName, RuntimeEventType, RuntimeHealth } from 'duroxide-node'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 
@@ -21,4 +22,5 @@ export const sameSets: [
   Equal<RuntimeHealth['status'], `${NativeHealthStatus}`>,
   Equal<RuntimeEventType, `${NativeRuntimeEventType}`>,
   Equal<DeterminismGuard, `${NativeDeterminismGuard}`>,
-] = [true, true, true, true, true, true]
+  Equal<FastPath, `${NativeFastPath}`>,
+] = [true, true, true, true, true, true, true]

@@ -1,5 +1,5 @@
 // RuntimeOptions, EffectiveOptions and the provider constructors.
-import { PostgresProvider, Runtime, SqliteProvider } from 'duroxide-node'
+import { Client, PostgresProvider, Runtime, SqliteProvider } from 'duroxide-node'
 import type { EffectiveOptions, RuntimeOptions, WorkerTagFilter } from 'duroxide-node'
 
 export async function everyOption(): Promise<EffectiveOptions> {
@@ -38,8 +38,17 @@ export async function everyOption(): Promise<EffectiveOptions> {
     watchdogIntervalMs: 10000,
     orchestrationCacheSize: 1000,
     determinismGuard: 'warn',
+    maxPayloadBytes: 16777216,
+    onNondeterminism: 'hold',
+    historyWarnEvents: 10000,
   }
   const rt = new Runtime(provider, options)
+  // A client takes the payload limit too, and reports it back.
+  const client = new Client(provider, { maxPayloadBytes: 1024 })
+  const limit: number = client.effectiveOptions().maxPayloadBytes
+  void limit
+  // @ts-expect-error a client has no runtime options
+  new Client(provider, { orchestrationConcurrency: 1 })
   new Runtime(provider)
   new Runtime(provider, {})
   // undefined means "crate default", even under exactOptionalPropertyTypes.

@@ -19,10 +19,11 @@ export async function useReplay(): Promise<void> {
   if (!a.ok && a.divergence) {
     const d: ReplayDivergence = a.divergence
     const index: number = d.index
+    const eventId: number = d.eventId
     const recorded: HistoryEvent | undefined = d.recorded
     const scheduled: string | undefined = d.scheduled?.kind
     const message: string = d.message
-    void index, recorded, scheduled, message
+    void index, eventId, recorded, scheduled, message
   }
   const all: InstanceReplayResult[] = await replayInstances(provider, runtime, { status: 'Running', limit: 10 })
   const first: string | undefined = all[0]?.instanceId

@@ -69,11 +69,7 @@ async function main(): Promise<void> {
   const order: Order = { id: `order-${process.pid}`, amount: 42 }
   const h = await client.start(checkout, order.id, order)
 
-  // Approve once the orchestration waits for it.
-  let s = await h.status()
-  while (s.status !== 'Completed' && s.status !== 'Failed' && s.customStatus?.step !== 'awaiting-approval') {
-    s = await h.waitForStatusChange(s.customStatusVersion, { signal: AbortSignal.timeout(30_000) })
-  }
+  // Approve now: the event is kept until the orchestration waits for it.
   await client.raise(order.id, approved, { by: 'ann' })
 
   const out = await h.result({ signal: AbortSignal.timeout(30_000) })

@@ -4,6 +4,7 @@
 // CI) is refused, so that nothing is deleted by accident.
 const readline = require('node:readline')
 const { UsageError } = require('./errors')
+const { escapeControls } = require('./output')
 
 /** Resolves true to go ahead; throws a UsageError when there is no one to ask. */
 async function confirm(command, values, question, io = process) {
@@ -16,7 +17,7 @@ async function confirm(command, values, question, io = process) {
   }
   const rl = readline.createInterface({ input: io.stdin, output: io.stderr })
   try {
-    const answer = await new Promise((resolve) => rl.question(`${question} [y/N] `, resolve))
+    const answer = await new Promise((resolve) => rl.question(`${escapeControls(question)} [y/N] `, resolve))
     return /^y(es)?$/i.test(answer.trim())
   } finally {
     rl.close()

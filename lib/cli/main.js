@@ -5,7 +5,7 @@
 // printed), 2 the command line is wrong.
 const { parseCommand, COMMON_HELP } = require('./args')
 const { storeTarget, openStore } = require('./store')
-const { printJson } = require('./output')
+const { printJson, escapeControls } = require('./output')
 const { UsageError, EXIT } = require('./errors')
 const { Client } = require('../..')
 
@@ -19,6 +19,9 @@ const COMMANDS = [
   require('./commands/prune'),
   require('./commands/stats'),
   require('./commands/replay'),
+  require('./commands/set-aside'),
+  require('./commands/migrate'),
+  require('./commands/dashboard'),
 ]
 
 const USAGE = `Usage: duroxide-node <command> [options]
@@ -26,12 +29,13 @@ const USAGE = `Usage: duroxide-node <command> [options]
 Inspect and operate duroxide-node instances in a SQLite or Postgres store.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(9)} ${c.summary}`).join('\n')}
+${COMMANDS.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join('\n')}
 
 ${COMMON_HELP}
 
-Only raise, cancel, delete and prune write; delete and prune ask first on a
-terminal and need --yes otherwise. Run 'duroxide-node <command> --help' for
+Only raise, cancel, delete, prune, migrate and the dashboard's page (unless
+--read-only) write; delete and prune ask first on a terminal and need --yes
+otherwise. Run 'duroxide-node <command> --help' for
 a command's options. Exit codes: 0 ok, 1 failed or diverged (replay), 2 usage.`
 
 /**
@@ -58,13 +62,14 @@ async function main(argv, io = process) {
     // Everything that can be checked without the store is, before it is opened.
     const prepared = command.prepare ? command.prepare({ values, positionals }) : undefined
     const target = storeTarget(values, command, env)
-    const store = await openStore(target, command)
-    const client = new Client(store.provider)
+    const store = command.opensStore === false ? {} : await openStore(target, command)
+    const client = store.provider && new Client(store.provider)
     const result = await command.run({
-      client, provider: store.provider, backend: store.backend, values, positionals, prepared, io,
+      client, provider: store.provider, backend: store.backend, target, values, positionals, prepared, io,
     })
     if (values.json) printJson(io.stdout, result)
-    else io.stdout.write(command.render(result))
+    // Renders escape each field; this pass catches any text a render adds raw.
+    else io.stdout.write(escapeControls(command.render(result), { keepNewlines: true }))
     return command.exitCode ? command.exitCode(result) : EXIT.OK
   } catch (err) {
     return reportError(err, wantsJson, io)
@@ -79,7 +84,8 @@ function reportError(err, wantsJson, io) {
   if (wantsJson) {
     printJson(io.stderr, { error: { code, message } })
   } else {
-    io.stderr.write(`duroxide-node: error [${code}]: ${message}\n`)
+    // Messages quote ids and names as the store holds them.
+    io.stderr.write(`duroxide-node: error [${escapeControls(code)}]: ${escapeControls(message)}\n`)
   }
   // With --json stderr stays one JSON document; the message names the problem.
   if (usage && !wantsJson) io.stderr.write(`\n${usage}\n`)

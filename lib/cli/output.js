@@ -3,6 +3,29 @@
 // one JSON document, otherwise the command's `render` turns it into text
 // (tables and key/value blocks) with the helpers here. Nothing but results
 // goes to stdout; errors and prompts go to stderr.
+//
+// Stored text (ids, names, payloads, errors, event data) may hold control
+// characters, and printed raw they would drive the operator's terminal:
+// retitle it, clear it, or move the cursor to forge other lines (the class
+// of kubectl's CVE-2021-25743). So every text this CLI prints goes through
+// `escapeControls`, which shows them as escapes (`\u001b`); `--json` stays
+// exact JSON, with the characters JSON leaves raw (DEL, C1) escaped too.
+
+/** C0, DEL and C1: what a terminal may act on. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
+const SHORT = { '\t': '\\t', '\n': '\\n', '\r': '\\r' }
+
+/**
+ * `text` with every control character written as an escape (`\n`, `\t`, `\r`,
+ * otherwise `\u001b`). `keepNewlines` leaves line breaks alone, for a whole
+ * rendered page whose fields were escaped already.
+ */
+function escapeControls(text, { keepNewlines = false } = {}) {
+  return String(text).replace(CONTROL, (c) => {
+    if (keepNewlines && c === '\n') return c
+    return SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+  })
+}
 
 /** Left-aligned columns separated by two spaces, with a header row. */
 function table(columns, rows) {
@@ -20,9 +43,10 @@ function fields(pairs) {
   return present.map(([k, v]) => `${(k + ':').padEnd(width + 1)} ${cell(v)}`).join('\n') + '\n'
 }
 
+/** One value on one line, control characters escaped. */
 function cell(v) {
   if (v === undefined || v === null) return '-'
-  return String(v)
+  return escapeControls(v)
 }
 
 /** An ISO timestamp of epoch ms, or '-' when unknown (0 or absent). */
@@ -46,8 +70,10 @@ function parseStored(text) {
   }
 }
 
+/** JSON escapes C0 itself; DEL and C1 only occur inside strings, where `\u` escapes keep the value exact. */
 function printJson(stream, value) {
-  stream.write(JSON.stringify(value, null, 2) + '\n')
+  const text = JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)
+  stream.write(text + '\n')
 }
 
-module.exports = { table, fields, when, clip, parseStored, printJson }
+module.exports = { table, fields, when, clip, parseStored, printJson, escapeControls }

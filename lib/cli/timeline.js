@@ -19,6 +19,15 @@ function failureMessage(details) {
   return undefined
 }
 
+/**
+ * The reason of a cancellation failure (`cancelInstance`), whose details
+ * carry it in `Application.kind.Cancelled` with an empty message; else undefined.
+ */
+function cancelReason(details) {
+  const reason = details?.Application?.kind?.Cancelled?.reason
+  return typeof reason === 'string' ? reason : undefined
+}
+
 /** What one event says, from its parsed data. */
 function summary(kind, data) {
   if (data === undefined) return ''
@@ -36,8 +45,11 @@ function summary(kind, data) {
       return `output=${json(data)}`
     case 'ActivityFailed':
     case 'SubOrchestrationFailed':
-    case 'OrchestrationFailed':
+    case 'OrchestrationFailed': {
+      const cancelled = cancelReason(data)
+      if (cancelled !== undefined) return `cancelled: ${cancelled}`
       return `error=${failureMessage(data) ?? json(data)}`
+    }
     case 'TimerCreated':
       return `fires at ${when(data.fireAtMs)}`
     case 'TimerFired':
@@ -68,4 +80,4 @@ function timelineRows(events) {
   }))
 }
 
-module.exports = { timelineRows, summary, failureMessage }
+module.exports = { timelineRows, summary, failureMessage, cancelReason }

@@ -10,6 +10,7 @@ const { Runtime } = require('../runtime')
 const { Client } = require('../client')
 const { InvalidOptionError, InvalidArgumentError, RuntimeStateError, call, sync, describe } = require('../errors')
 const { string, func } = require('../validate')
+const { ActivityDefinition } = require('../definitions')
 
 const DEFAULT_IDLE_TIMEOUT_MS = 30_000
 
@@ -60,7 +61,7 @@ function checkOptions(options) {
   if (typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidOptionError(`TestEnv.create options must be an object, got ${describe(options)}`)
   }
-  const known = ['runtimeOptions', 'idleTimeoutMs']
+  const known = ['runtimeOptions', 'idleTimeoutMs', 'logLevel']
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
       throw new InvalidOptionError(`TestEnv.create: unknown option '${key}' (known: ${known.join(', ')})`)
@@ -70,7 +71,21 @@ function checkOptions(options) {
   if (idleTimeoutMs !== undefined && (typeof idleTimeoutMs !== 'number' || !Number.isInteger(idleTimeoutMs) || idleTimeoutMs < 0)) {
     throw new InvalidOptionError(`idleTimeoutMs must be a non-negative integer number of milliseconds, got ${describe(idleTimeoutMs)}`)
   }
+  if (options.logLevel !== undefined && options.runtimeOptions?.logLevel !== undefined) {
+    throw new InvalidOptionError(
+      `TestEnv.create: logLevel and runtimeOptions.logLevel both given ('${options.logLevel}', '${options.runtimeOptions.logLevel}'); give one`,
+    )
+  }
   return options
+}
+
+/**
+ * A test's output is the test runner's: the runtime logs errors only unless
+ * asked (`logLevel`, or `runtimeOptions.logLevel`).
+ */
+function runtimeOptionsOf({ runtimeOptions, logLevel }) {
+  if (runtimeOptions?.logLevel !== undefined) return runtimeOptions
+  return { ...runtimeOptions, logLevel: logLevel ?? 'error' }
 }
 
 class TestEnv {
@@ -92,7 +107,9 @@ class TestEnv {
 
   /** A fresh environment; register on `env.runtime`, then `await env.start()`. */
   static async create(options) {
-    const { runtimeOptions, idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS } = checkOptions(options)
+    const checked = checkOptions(options)
+    const { idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS } = checked
+    const runtimeOptions = runtimeOptionsOf(checked)
     const store = await call(() => native.createTestStore())
     const provider = new SqliteProvider(sync(() => store.takeProvider()))
     const mocks = new Map()
@@ -111,10 +128,13 @@ class TestEnv {
   }
 
   /**
-   * Runs `fn` instead of the activity `name`, registered or not (an
-   * unregistered one must be mocked before start). Returns the environment.
+   * Runs `fn` instead of the activity named `activity` (a name or an
+   * activity definition), registered or not (an unregistered one must be
+   * mocked before start). Returns the environment.
    */
-  mockActivity(name, fn) {
+  mockActivity(activity, fn) {
+    // A definition's name, so a typed mock is checked against what it replaces.
+    const name = activity instanceof ActivityDefinition ? activity.name : activity
     string('name', name)
     func('mock', fn)
     this.#require(['created', 'started'], 'mockActivity')

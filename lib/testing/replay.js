@@ -93,8 +93,8 @@ function checkOptions(who, options, allowed) {
  * registered. `history` is `client.exportHistory(...)` (object or its JSON
  * text) or `client.readExecutionHistory(...)` (then `options.instanceId` /
  * `executionId` say whose it is; default 'replay' / 1).
- * Resolves with `{ ok, divergence? }`, `divergence` = `{ index, recorded?,
- * scheduled?, message }`.
+ * Resolves with `{ ok, divergence? }`, `divergence` = `{ index, eventId,
+ * recorded?, scheduled?, message }`.
  */
 async function replayHistory(runtime, history, options) {
   const bridge = bridgeOf(runtime, 'replayHistory')
@@ -133,7 +133,7 @@ async function replayHistory(runtime, history, options) {
   )
   if (report.ok) return { ok: true }
   const d = report.divergence
-  const divergence = { index: d.index, message: d.message }
+  const divergence = { index: d.index, eventId: d.eventId, message: d.message }
   if (d.recorded) divergence.recorded = compact(d.recorded)
   if (d.scheduled) divergence.scheduled = compact(d.scheduled)
   return { ok: false, divergence }

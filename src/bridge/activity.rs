@@ -114,8 +114,16 @@ pub async fn run(
         )
     })?;
     match serde_json::from_value::<ActivityOutcome>(value) {
-        Ok(ActivityOutcome::Ok(output)) => Ok(output),
-        Ok(ActivityOutcome::Err(message)) => Err(message),
+        // An oversized result fails the activity, for good: a retry would
+        // produce it again, and storing it would burden every later turn.
+        Ok(ActivityOutcome::Ok(output)) => {
+            let field = format!("the result of activity '{}'", ctx.activity_name());
+            match crate::rules::payload(&field, &output, bridge.max_payload) {
+                Ok(()) => Ok(output),
+                Err(e) => Err(super::failure::non_retryable(e.message())),
+            }
+        }
+        Ok(ActivityOutcome::Err(message)) => Err(super::failure::storable(message)),
         Err(e) => Err(format!(
             "activity '{}' returned a malformed outcome: {e}",
             ctx.activity_name()

@@ -19,6 +19,8 @@ use duroxide::OrchestrationContext;
 use napi_derive::napi;
 
 use super::step_log::ContextCall;
+use crate::errors::ErrorCode;
+use crate::rules;
 
 enum Mode {
     Live,
@@ -185,8 +187,10 @@ impl NativeOrchestrationContext {
     }
 
     #[napi]
-    pub fn set_custom_status(&self, status: String) {
+    pub fn set_custom_status(&self, status: String) -> napi::Result<(), ErrorCode> {
+        rules::text("status", &status)?;
         self.state.mutate(ContextCall::SetCustomStatus(status));
+        Ok(())
     }
 
     #[napi]
@@ -208,8 +212,11 @@ impl NativeOrchestrationContext {
     }
 
     #[napi]
-    pub fn set_value(&self, key: String, value: String) {
+    pub fn set_value(&self, key: String, value: String) -> napi::Result<(), ErrorCode> {
+        rules::name("key", &key)?;
+        rules::text("value", &value)?;
         self.state.mutate(ContextCall::SetValue(key, value));
+        Ok(())
     }
 
     #[napi]

@@ -13,9 +13,9 @@
 //! | `activity_cancel`  | `(invocation: number) => void`                           | fire and forget |
 //! | `events`           | `(event: GuardEvent) => void`                            | fire and forget, non-blocking |
 //!
-//! `GuardEvent` is `{ type: 'poison' | 'lockLost' | 'livelock' | 'unregistered',
-//! instanceId, queue, attemptCount?, maxAttempts, cause, name?, kind? }` (see
-//! `guard/events.rs`).
+//! `GuardEvent` is `{ type: 'poison' | 'lockLost' | 'livelock' | 'unregistered'
+//! | 'nondeterminism', instanceId, queue, attemptCount?, maxAttempts, cause,
+//! name?, kind?, held?, divergence? }` (see `guard/events.rs`).
 //!
 //! `Step` is `{ yield: TaskDescriptor } | { return: string } | { throw: string }`
 //! (see `tasks.rs`). The JS side never throws across the boundary: user errors
@@ -26,6 +26,7 @@ pub mod activity;
 pub(crate) mod cache;
 pub(crate) mod context;
 pub(crate) mod failure;
+pub(crate) mod joins;
 pub(crate) mod log;
 pub(crate) mod mistakes;
 pub mod orchestration;
@@ -33,6 +34,7 @@ pub mod retry;
 pub(crate) mod step_log;
 pub mod tasks;
 pub(crate) mod traced;
+pub(crate) mod waits;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, RwLock};
@@ -75,20 +77,44 @@ pub struct JsCallbacks {
 }
 
 /// What a runtime's handlers share: the callbacks while the runtime runs, the
-/// counter that names generators on the JS side, and the generator cache.
+/// counter that names generators on the JS side, the generator cache, the
+/// payload limit, and the subscriptions of the histories the runtime fetched
+/// (`waits.rs`).
 pub struct Bridge {
     callbacks: RwLock<Option<Arc<JsCallbacks>>>,
-    next_invocation: AtomicU32,
+    next_invocation: Arc<AtomicU32>,
     pub(crate) cache: cache::GeneratorCache,
+    /// `maxPayloadBytes`: the largest input a task may carry and the largest
+    /// result or output a handler may produce.
+    pub(crate) max_payload: u32,
+    pub(crate) waits: Arc<waits::RecordedWaits>,
 }
 
 impl Bridge {
-    /// `cache_size` is `orchestrationCacheSize` (0 = no generator cache).
-    pub fn new(cache_size: usize) -> Self {
+    /// `cache_size` is `orchestrationCacheSize` (0 = no generator cache),
+    /// `max_payload` is `maxPayloadBytes`.
+    pub fn new(cache_size: usize, max_payload: u32) -> Self {
         Self {
             callbacks: RwLock::default(),
-            next_invocation: AtomicU32::default(),
+            next_invocation: Arc::default(),
             cache: cache::GeneratorCache::new(cache_size),
+            max_payload,
+            waits: Arc::default(),
+        }
+    }
+
+    /// A bridge to the same JS generators table that replays on its own: no
+    /// generator cache and its own recorded waits, so the replay check of a
+    /// running runtime (`guard/nondeterminism.rs`) leaves the runtime's
+    /// turns undisturbed. Invocation ids come from the same counter, since
+    /// they name generators in the one table.
+    pub(crate) fn twin(&self) -> Self {
+        Self {
+            callbacks: RwLock::new(self.callbacks.read().expect("bridge lock").clone()),
+            next_invocation: self.next_invocation.clone(),
+            cache: cache::GeneratorCache::new(0),
+            max_payload: self.max_payload,
+            waits: Arc::default(),
         }
     }
 

@@ -36,11 +36,14 @@ use serde::Deserialize;
 
 use super::cache::{CacheKey, CachedGenerator};
 use super::context::{ContextState, NativeOrchestrationContext};
+use super::failure;
 use super::step_log::StepLog;
 use super::tasks::{self, Outcome, TaskDescriptor};
 use super::traced::traced;
+use super::waits::TurnWaits;
 use super::{Bridge, JsCallbacks};
 use crate::errors::{BridgeError, BridgeResult};
+use crate::rules;
 use crate::trace_context::{self, TraceContext};
 
 /// Argument of the JS `orchestrationStep` callback.
@@ -65,6 +68,9 @@ pub struct OrchestrationStart {
     pub input: String,
     /// The W3C trace context the instance was started with, if any.
     pub trace_context: Option<TraceContext>,
+    /// The runtime's `maxPayloadBytes`, so the context refuses an oversized
+    /// task input at the call that makes the task.
+    pub max_payload_bytes: u32,
 }
 
 /// What the generator did with the last step.
@@ -120,12 +126,25 @@ fn take_step(callbacks: &JsCallbacks, call: OrchestrationCall) -> Step {
 }
 
 /// A yielded value as a validated task, or the orchestration's failure message.
-fn task_of(value: serde_json::Value) -> Result<TaskDescriptor, String> {
+fn task_of(value: serde_json::Value, max_payload: u32) -> Result<TaskDescriptor, String> {
     let task: TaskDescriptor = serde_json::from_value(value)
         .map_err(|e| format!("orchestration yielded an invalid task: {e}"))?;
-    tasks::validate(&task)
+    tasks::validate(&task, max_payload)
         .map_err(|e| format!("orchestration yielded an invalid task: {}", e.message()))?;
     Ok(task)
+}
+
+/// How the orchestration ended, as duroxide records it: an output over the
+/// payload limit fails it (rather than storing what a reader may then be
+/// unable to take), and a failure text is made storable.
+fn ending(end: Result<String, String>, max_payload: u32) -> Result<String, String> {
+    match end {
+        Ok(output) => match rules::payload("the orchestration's output", &output, max_payload) {
+            Ok(()) => Ok(output),
+            Err(e) => Err(e.message().to_string()),
+        },
+        Err(message) => Err(failure::storable(message)),
+    }
 }
 
 fn start_call(
@@ -133,6 +152,7 @@ fn start_call(
     context: &Arc<ContextState>,
     ctx: &OrchestrationContext,
     input: String,
+    max_payload_bytes: u32,
 ) -> OrchestrationCall {
     let (input, trace_context) = trace_context::unwrap(input);
     OrchestrationCall {
@@ -145,6 +165,7 @@ fn start_call(
             orchestration_version: ctx.orchestration_version(),
             input,
             trace_context,
+            max_payload_bytes,
         }),
         outcome: None,
     }
@@ -171,6 +192,8 @@ struct Turn {
     cacheable: bool,
     /// Put around the inputs of the work this execution schedules.
     trace: Option<TraceContext>,
+    /// The subscriptions this turn makes and its history recorded (`waits.rs`).
+    waits: TurnWaits,
 }
 
 impl Drop for Turn {
@@ -206,7 +229,7 @@ impl Turn {
     fn start(&mut self, ctx: &OrchestrationContext, input: String) -> OrchestrationCall {
         let context = ContextState::new(ctx.clone(), self.bridge.cache.enabled());
         let id = self.bridge.next_invocation();
-        let call = start_call(id, &context, ctx, input.clone());
+        let call = start_call(id, &context, ctx, input.clone(), self.bridge.max_payload);
         self.generator = Some(CachedGenerator {
             id,
             context,
@@ -262,7 +285,8 @@ impl Turn {
             for call in calls {
                 call.reissue(ctx);
             }
-            let outcome = tasks::schedule(ctx, traced(task.clone(), self.trace.as_ref())).await;
+            let outcome =
+                tasks::schedule(ctx, traced(task.clone(), self.trace.as_ref()), &self.waits).await;
             let generator = self.generator();
             match generator.log.done.get(index) {
                 Some(logged) if logged.outcome == outcome => index += 1,
@@ -289,7 +313,13 @@ impl Turn {
         tracing::debug!(target: "duroxide_node::bridge", instance = %self.key.instance, step = k, "step log differs from history; rebuilding the generator");
         let context = ContextState::new(ctx.clone(), true);
         let id = self.bridge.next_invocation();
-        let mut next = Some(start_call(id, &context, ctx, old.input.clone()));
+        let mut next = Some(start_call(
+            id,
+            &context,
+            ctx,
+            old.input.clone(),
+            self.bridge.max_payload,
+        ));
         self.generator = Some(CachedGenerator {
             id,
             context: context.clone(),
@@ -304,7 +334,7 @@ impl Turn {
             let result = take_step(&self.callbacks, call);
             let divergence = context.tape_divergence();
             let yielded = match result {
-                Step::Yield(v) => task_of(v).ok(),
+                Step::Yield(v) => task_of(v, self.bridge.max_payload).ok(),
                 Step::Return(_) | Step::Throw(_) => None,
             };
             let why = match (yielded, divergence) {
@@ -350,11 +380,12 @@ impl Turn {
                 .as_mut()
                 .expect("the turn drives a generator");
             let calls = generator.context.take_calls();
-            let task = match result.map_yield(task_of) {
+            let max_payload = self.bridge.max_payload;
+            let task = match result.map_yield(|v| task_of(v, max_payload)) {
                 Ok(task) => task,
                 Err(end) => {
                     self.cacheable = false;
-                    return end;
+                    return ending(end, max_payload);
                 }
             };
             if matches!(task, TaskDescriptor::ContinueAsNew { .. }) {
@@ -363,9 +394,9 @@ impl Turn {
             let id = generator.id;
             let future = if logging {
                 generator.log.yielded(calls, task.clone());
-                tasks::schedule(ctx, traced(task, self.trace.as_ref()))
+                tasks::schedule(ctx, traced(task, self.trace.as_ref()), &self.waits)
             } else {
-                tasks::schedule(ctx, traced(task, self.trace.as_ref()))
+                tasks::schedule(ctx, traced(task, self.trace.as_ref()), &self.waits)
             };
             let outcome = future.await;
             if logging {
@@ -405,6 +436,7 @@ pub async fn run(
         execution: ctx.execution_id(),
     };
     let trace = trace_context::unwrap(input.clone()).1;
+    let waits = bridge.waits.turn(&key.instance, key.execution);
     let mut turn = Turn {
         bridge,
         callbacks,
@@ -412,6 +444,7 @@ pub async fn run(
         generator: None,
         cacheable: true,
         trace,
+        waits,
     };
     let call = match turn.resume(&ctx, &input).await? {
         Some(call) => call,

@@ -6,15 +6,14 @@
 //! The result goes back as an [`Outcome`], which `lib/tasks.js` decodes.
 //! An activity's `retry` object is parsed in `retry.rs`.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::{Duration, UNIX_EPOCH};
 
 use duroxide::OrchestrationContext;
 use serde::{Deserialize, Serialize};
 
+use super::joins::{InOrderJoin, SelectFirst};
 use super::retry::{retry_policy, RetrySpec};
+use super::waits::TurnWaits;
 use crate::errors::{BridgeError, BridgeResult, ErrorCode};
 use crate::rules::{self, millis};
 
@@ -36,6 +35,10 @@ pub enum TaskDescriptor {
     },
     Event {
         name: String,
+        /// A typed wait (`ctx.waitFor`): takes the event from the mailbox
+        /// (`waits.rs`). Absent for `waitForEvent`, a one-shot wait.
+        #[serde(default)]
+        mailbox: bool,
     },
     Dequeue {
         queue: String,
@@ -87,7 +90,7 @@ pub enum Outcome {
     Race { index: usize, outcome: Box<Outcome> },
 }
 
-pub type TaskFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+pub type TaskFuture = super::joins::Task<Outcome>;
 
 fn from_result(r: Result<String, String>) -> Outcome {
     match r {
@@ -105,16 +108,18 @@ fn optional_version(field: &str, version: &Option<String>) -> BridgeResult<()> {
 
 /// Checks a descriptor completely before anything is scheduled, so a bad
 /// descriptor inside an `all` does not leave its siblings half-scheduled.
-pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
+/// `max_payload` is the runtime's `maxPayloadBytes`.
+pub fn validate(task: &TaskDescriptor, max_payload: u32) -> BridgeResult<()> {
     match task {
         TaskDescriptor::Activity {
             name,
+            input,
             session_id,
             tag,
             retry,
-            ..
         } => {
             rules::name("activity name", name)?;
+            rules::payload("input", input, max_payload)?;
             if let Some(s) = session_id {
                 rules::name("sessionId", s)?;
             }
@@ -135,15 +140,16 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
         TaskDescriptor::Timer { delay_ms } => {
             millis("delayMs", *delay_ms)?;
         }
-        TaskDescriptor::Event { name } => rules::name("event name", name)?,
+        TaskDescriptor::Event { name, .. } => rules::name("event name", name)?,
         TaskDescriptor::Dequeue { queue } => rules::name("queue name", queue)?,
         TaskDescriptor::SubOrchestration {
             name,
+            input,
             instance_id,
             version,
-            ..
         } => {
             rules::name("orchestration name", name)?;
+            rules::payload("input", input, max_payload)?;
             if let Some(id) = instance_id {
                 rules::root_instance_id("instanceId", id)?;
             }
@@ -152,26 +158,30 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
         TaskDescriptor::StartOrchestration {
             name,
             instance_id,
+            input,
             version,
-            ..
         } => {
             rules::name("orchestration name", name)?;
+            rules::payload("input", input, max_payload)?;
             rules::root_instance_id("instanceId", instance_id)?;
             optional_version("version", version)?;
         }
-        TaskDescriptor::ContinueAsNew { version, .. } => optional_version("version", version)?,
+        TaskDescriptor::ContinueAsNew { input, version } => {
+            rules::payload("input", input, max_payload)?;
+            optional_version("version", version)?;
+        }
         TaskDescriptor::GetValueFromInstance { instance_id, key } => {
             rules::instance_id("instanceId", instance_id)?;
             rules::name("key", key)?;
         }
-        TaskDescriptor::All { tasks } => tasks.iter().try_for_each(validate)?,
+        TaskDescriptor::All { tasks } => tasks.iter().try_for_each(|t| validate(t, max_payload))?,
         TaskDescriptor::Race { tasks } => {
             if tasks.is_empty() {
                 return Err(BridgeError::InvalidArgument(
                     "race needs at least one task".into(),
                 ));
             }
-            tasks.iter().try_for_each(validate)?;
+            tasks.iter().try_for_each(|t| validate(t, max_payload))?;
         }
         TaskDescriptor::NewGuid | TaskDescriptor::UtcNow => {}
     }
@@ -180,16 +190,56 @@ pub fn validate(task: &TaskDescriptor) -> BridgeResult<()> {
 
 /// The check `validate` runs at `yield`, callable by `lib/tasks.js` when a
 /// task is created, so a bad argument throws at the call that made it.
+/// `max_payload_bytes` is the runtime's `maxPayloadBytes`, which the context
+/// passes; without it the payloads are not measured (a join's tasks were
+/// measured when they were made, and `yield` measures every task again).
 #[napi_derive::napi]
-pub fn validate_task(task: serde_json::Value) -> napi::Result<(), ErrorCode> {
+pub fn validate_task(
+    task: serde_json::Value,
+    max_payload_bytes: Option<u32>,
+) -> napi::Result<(), ErrorCode> {
     let task: TaskDescriptor = serde_json::from_value(task)
         .map_err(|e| BridgeError::InvalidArgument(format!("not a task: {e}")))?;
-    Ok(validate(&task)?)
+    Ok(validate(&task, max_payload_bytes.unwrap_or(u32::MAX))?)
 }
 
 /// Schedules a validated descriptor on `ctx`. Scheduling happens here, in
-/// descriptor order, which is what keeps replay deterministic.
-pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture {
+/// descriptor order, which is what keeps replay deterministic. `waits`
+/// counts the turn's subscriptions (`waits.rs`).
+///
+/// This is for the task a generator yielded: the turn awaits it to the end
+/// (nothing races it), which lets an `all` of plain activities be joined in
+/// order (see [`InOrderJoin`]).
+pub(crate) fn schedule(
+    ctx: &OrchestrationContext,
+    task: TaskDescriptor,
+    waits: &TurnWaits,
+) -> TaskFuture {
+    match task {
+        TaskDescriptor::All { tasks } if tasks.iter().all(is_plain_activity) => {
+            let futures: Vec<TaskFuture> = tasks
+                .into_iter()
+                .map(|t| schedule_nested(ctx, t, waits))
+                .collect();
+            Box::pin(async move { Outcome::All(InOrderJoin::new(futures).await) })
+        }
+        task => schedule_nested(ctx, task, waits),
+    }
+}
+
+/// An activity without a retry policy: its future only looks up the
+/// activity's result, so when it is polled changes nothing but when it
+/// resolves.
+fn is_plain_activity(task: &TaskDescriptor) -> bool {
+    matches!(task, TaskDescriptor::Activity { retry: None, .. })
+}
+
+/// [`schedule`] for a task inside an `all` or a `race`.
+fn schedule_nested(
+    ctx: &OrchestrationContext,
+    task: TaskDescriptor,
+    waits: &TurnWaits,
+) -> TaskFuture {
     match task {
         TaskDescriptor::Activity {
             name,
@@ -231,11 +281,17 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
                 Outcome::Ok("null".into())
             })
         }
-        TaskDescriptor::Event { name } => {
-            let fut = ctx.schedule_wait(name);
+        TaskDescriptor::Event { name, mailbox } => {
+            let one_shot = waits.subscribe(&name) || !mailbox;
+            let fut = if one_shot {
+                ctx.schedule_wait(name)
+            } else {
+                ctx.dequeue_event(name)
+            };
             Box::pin(async move { Outcome::Ok(fut.await) })
         }
         TaskDescriptor::Dequeue { queue } => {
+            waits.subscribe(&queue);
             let fut = ctx.dequeue_event(queue);
             Box::pin(async move { Outcome::Ok(fut.await) })
         }
@@ -311,42 +367,26 @@ pub fn schedule(ctx: &OrchestrationContext, task: TaskDescriptor) -> TaskFuture 
             })
         }
         TaskDescriptor::All { tasks } => {
-            let futures: Vec<TaskFuture> = tasks.into_iter().map(|t| schedule(ctx, t)).collect();
+            let futures: Vec<TaskFuture> = tasks
+                .into_iter()
+                .map(|t| schedule_nested(ctx, t, waits))
+                .collect();
             let ctx = ctx.clone();
             Box::pin(async move { Outcome::All(ctx.join(futures).await) })
         }
         TaskDescriptor::Race { tasks } => {
-            let futures: Vec<TaskFuture> = tasks.into_iter().map(|t| schedule(ctx, t)).collect();
+            let futures: Vec<TaskFuture> = tasks
+                .into_iter()
+                .map(|t| schedule_nested(ctx, t, waits))
+                .collect();
             Box::pin(async move {
-                let (index, outcome) = SelectFirst { futures }.await;
+                let (index, outcome) = SelectFirst::new(futures).await;
                 Outcome::Race {
                     index,
                     outcome: Box::new(outcome),
                 }
             })
         }
-    }
-}
-
-/// Polls every task in order and resolves with the first one ready; the
-/// losers are dropped, which makes duroxide cancel them (activities see
-/// cancellation, sub-orchestrations get a cancel request). Polling in order is
-/// what duroxide's own `select2` does, so the winner is the same on replay.
-struct SelectFirst {
-    futures: Vec<TaskFuture>,
-}
-
-impl Future for SelectFirst {
-    type Output = (usize, Outcome);
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        for (index, fut) in self.futures.iter_mut().enumerate() {
-            if let Poll::Ready(outcome) = fut.as_mut().poll(cx) {
-                self.futures.clear();
-                return Poll::Ready((index, outcome));
-            }
-        }
-        Poll::Pending
     }
 }
 
@@ -368,13 +408,13 @@ mod tests {
             ]
         }))
         .unwrap();
-        assert!(validate(&t).is_ok());
+        assert!(validate(&t, rules::DEFAULT_MAX_PAYLOAD_BYTES).is_ok());
     }
 
     #[test]
     fn bad_descriptors_are_refused_before_scheduling() {
         let empty_race = parse(serde_json::json!({"kind": "race", "tasks": []})).unwrap();
-        assert!(validate(&empty_race)
+        assert!(validate(&empty_race, rules::DEFAULT_MAX_PAYLOAD_BYTES)
             .unwrap_err()
             .to_string()
             .contains("at least one task"));
@@ -382,7 +422,7 @@ mod tests {
             "kind": "startOrchestration", "name": "X", "instanceId": "sub::1", "input": "null"
         }))
         .unwrap();
-        assert!(validate(&reserved)
+        assert!(validate(&reserved, rules::DEFAULT_MAX_PAYLOAD_BYTES)
             .unwrap_err()
             .to_string()
             .contains("reserved"));
@@ -390,7 +430,7 @@ mod tests {
             "kind": "subOrchestration", "name": "X", "input": "null", "version": "v2"
         }))
         .unwrap();
-        assert!(validate(&bad_version)
+        assert!(validate(&bad_version, rules::DEFAULT_MAX_PAYLOAD_BYTES)
             .unwrap_err()
             .to_string()
             .contains("semver"));
@@ -398,12 +438,33 @@ mod tests {
             "kind": "activity", "name": "A", "input": "1", "tag": "gpu", "retry": {"maxAttempts": 2}
         }))
         .unwrap();
-        assert!(validate(&tagged_retry)
+        assert!(validate(&tagged_retry, rules::DEFAULT_MAX_PAYLOAD_BYTES)
             .unwrap_err()
             .message()
             .contains("both a tag and a retry policy"));
         let negative_timer = parse(serde_json::json!({"kind": "timer", "delayMs": -1})).unwrap();
-        assert!(validate(&negative_timer).is_err());
+        assert!(validate(&negative_timer, rules::DEFAULT_MAX_PAYLOAD_BYTES).is_err());
         assert!(parse(serde_json::json!({"kind": "teleport"})).is_err());
+    }
+
+    #[test]
+    fn payloads_over_the_limit_are_refused_in_any_task() {
+        let big = serde_json::Value::String(format!("\"{}\"", "x".repeat(10)));
+        for task in [
+            serde_json::json!({"kind": "activity", "name": "A", "input": big}),
+            serde_json::json!({"kind": "subOrchestration", "name": "S", "input": big}),
+            serde_json::json!({"kind": "startOrchestration", "name": "S", "instanceId": "d", "input": big}),
+            serde_json::json!({"kind": "continueAsNew", "input": big}),
+            serde_json::json!({"kind": "all", "tasks": [{"kind": "activity", "name": "A", "input": big}]}),
+        ] {
+            let t = parse(task).unwrap();
+            assert!(validate(&t, 12).is_ok());
+            let e = validate(&t, 11).unwrap_err();
+            assert!(
+                e.message().starts_with("input is 12 bytes of JSON"),
+                "{}",
+                e.message()
+            );
+        }
     }
 }

@@ -5,20 +5,28 @@
 //! parses them once).
 //!
 //! The methods are split by topic: this file starts and watches instances;
-//! `kv.rs`, `stats.rs`, `management.rs`, `retention.rs` and `export.rs` add further `impl` blocks.
+//! `kv.rs`, `stats.rs`, `management.rs`, `retention.rs` and `export.rs` add further `impl` blocks;
+//! `search.rs` (instance pages) and `overview.rs` (counts over time) are the
+//! dashboard's read-only queries, run by `store_sql.rs`.
 //! `status.rs` reads an instance's status in one query; `wait.rs` waits for its end. `bounded.rs` bounds every store call, so a client never hangs on a database
 //! that is down.
 
 mod bounded;
+mod existence;
 mod export;
 mod history;
 mod kv;
 mod management;
+mod overview;
 mod pending;
 mod retention;
+mod search;
+mod set_aside;
 mod stats;
 mod status;
+mod store_sql;
 mod wait;
+mod waiting;
 
 pub(crate) use wait::within;
 
@@ -32,6 +40,7 @@ use napi_derive::napi;
 
 use crate::bridge::failure;
 use crate::errors::{BridgeError, BridgeResult, Settled};
+use crate::options::{parse_client_options, ClientOptions};
 use crate::providers::local::LocalRuntimes;
 use crate::providers::wakeup::ended::Endings;
 use crate::providers::{Backend, NativeProvider};
@@ -92,10 +101,27 @@ pub struct InstanceStatus {
     /// Set when `Failed`.
     pub error_category: Option<ErrorCategory>,
     /// Set when `Failed`: JSON `{ message, category, name?, stack?, details?,
-    /// nonRetryable?, activityName?, orchestrationName? }` (`bridge/failure.rs`).
+    /// nonRetryable?, activityName?, orchestrationName?, cancelled?, reason? }`
+    /// (`bridge/failure.rs`; `cancelled` and `reason` for a cancelled instance).
     pub failure: Option<String>,
     pub custom_status: Option<String>,
     pub custom_status_version: i64,
+}
+
+/// The `failure` of a failed status: the structure of the failure text
+/// (`bridge/failure.rs`); a cancelled instance's says so, with the reason
+/// given to `cancelInstance`.
+fn failure_json(details: &duroxide::ErrorDetails) -> serde_json::Value {
+    let mut info = failure::info_json(&details.display_message(), details.category());
+    if let duroxide::ErrorDetails::Application {
+        kind: duroxide::AppErrorKind::Cancelled { reason },
+        ..
+    } = details
+    {
+        info["cancelled"] = serde_json::Value::Bool(true);
+        info["reason"] = serde_json::Value::String(reason.clone());
+    }
+    info
 }
 
 impl From<OrchestrationStatus> for InstanceStatus {
@@ -135,9 +161,7 @@ impl From<OrchestrationStatus> for InstanceStatus {
                 custom_status_version,
             } => InstanceStatus {
                 error: Some(failure::message(&details.display_message()).to_string()),
-                failure: Some(
-                    failure::info_json(&details.display_message(), details.category()).to_string(),
-                ),
+                failure: Some(failure_json(&details).to_string()),
                 error_category: Some(ErrorCategory::from(&details)),
                 custom_status,
                 custom_status_version: custom_status_version as i64,
@@ -156,18 +180,33 @@ pub struct NativeClient {
     local: Arc<LocalRuntimes>,
     /// Wakes waits on instances that runtimes of this process end.
     endings: Arc<Endings>,
+    options: ClientOptions,
+    /// The ids this client started (`existence.rs`).
+    started: existence::Started,
 }
 
 #[napi]
 impl NativeClient {
+    /// `options`: `{ maxPayloadBytes? }`, validated now (`options/client.rs`).
     #[napi(constructor)]
-    pub fn new(provider: &NativeProvider) -> Self {
-        Self {
+    pub fn new(
+        provider: &NativeProvider,
+        options: Option<serde_json::Value>,
+    ) -> napi::Result<Self, crate::errors::ErrorCode> {
+        Ok(Self {
             inner: duroxide::Client::new(bounded::bounded(provider.provider())),
             backend: provider.backend().clone(),
             local: provider.local(),
             endings: provider.endings(),
-        }
+            options: parse_client_options(options.as_ref())?,
+            started: existence::Started::default(),
+        })
+    }
+
+    /// The client's options with defaults filled in.
+    #[napi]
+    pub fn effective_options(&self) -> serde_json::Value {
+        self.options.effective()
     }
 
     /// `trace`: the W3C trace context the instance carries (`trace_context.rs`).
@@ -182,11 +221,13 @@ impl NativeClient {
         Settled::of(async {
             rules::root_instance_id("instanceId", &instance_id)?;
             rules::name("orchestrationName", &name)?;
+            rules::payload("input", &input, self.options.max_payload_bytes)?;
             let input = traced_input(input, trace)?;
-            Ok(self
-                .inner
-                .start_orchestration(instance_id, name, input)
-                .await?)
+            self.inner
+                .start_orchestration(&instance_id, name, input)
+                .await?;
+            self.started.add(&instance_id);
+            Ok(())
         })
         .await
     }
@@ -204,11 +245,13 @@ impl NativeClient {
             rules::root_instance_id("instanceId", &instance_id)?;
             rules::name("orchestrationName", &name)?;
             rules::version("version", &version)?;
+            rules::payload("input", &input, self.options.max_payload_bytes)?;
             let input = traced_input(input, trace)?;
-            Ok(self
-                .inner
-                .start_orchestration_versioned(instance_id, name, version, input)
-                .await?)
+            self.inner
+                .start_orchestration_versioned(&instance_id, name, version, input)
+                .await?;
+            self.started.add(&instance_id);
+            Ok(())
         })
         .await
     }
@@ -223,7 +266,9 @@ impl NativeClient {
         .await
     }
 
-    /// Resolves once the instance is terminal; rejects with `ERR_TIMEOUT`.
+    /// Resolves once the instance is terminal; rejects with `ERR_TIMEOUT`,
+    /// or at once with `ERR_NOT_FOUND` for an instance that is neither
+    /// stored nor waiting to start (`existence.rs`).
     #[napi(ts_return_type = "Promise<InstanceStatus>")]
     pub async fn wait_for_orchestration(
         &self,
@@ -233,13 +278,19 @@ impl NativeClient {
         Settled::of(async {
             rules::instance_id("instanceId", &instance_id)?;
             let timeout = rules::millis("timeoutMs", timeout_ms)?;
-            match within(
-                timeout,
-                wait::terminal(&self.inner, &self.backend, &self.endings, &instance_id),
-            )
-            .await
-            {
-                Ok(status) => Ok(status.into()),
+            let wait = wait::terminal(
+                &self.inner,
+                &self.backend,
+                &self.endings,
+                &instance_id,
+                || self.absent(&instance_id),
+            );
+            match within(timeout, wait).await {
+                Ok(Some(status)) => Ok(status.into()),
+                Ok(None) => {
+                    let what = format!("waitForOrchestration('{instance_id}')");
+                    Err(self.missing(&instance_id, &what).await)
+                }
                 Err(duroxide::ClientError::Timeout) => {
                     Err(self.unfinished(&instance_id, timeout_ms).await)
                 }
@@ -292,8 +343,9 @@ impl NativeClient {
         data: String,
     ) -> Settled<()> {
         Settled::of(async {
-            rules::instance_id("instanceId", &instance_id)?;
+            rules::target_instance_id("instanceId", &instance_id)?;
             rules::name("eventName", &event_name)?;
+            rules::payload("data", &data, self.options.max_payload_bytes)?;
             Ok(self
                 .inner
                 .raise_event(instance_id, event_name, data)
@@ -310,8 +362,9 @@ impl NativeClient {
         data: String,
     ) -> Settled<()> {
         Settled::of(async {
-            rules::instance_id("instanceId", &instance_id)?;
+            rules::target_instance_id("instanceId", &instance_id)?;
             rules::name("queueName", &queue_name)?;
+            rules::payload("data", &data, self.options.max_payload_bytes)?;
             Ok(self
                 .inner
                 .enqueue_event(instance_id, queue_name, data)
@@ -327,7 +380,10 @@ impl NativeClient {
         reason: Option<String>,
     ) -> Settled<()> {
         Settled::of(async {
-            rules::instance_id("instanceId", &instance_id)?;
+            rules::target_instance_id("instanceId", &instance_id)?;
+            if let Some(r) = &reason {
+                rules::text("reason", r)?;
+            }
             let reason = reason.unwrap_or_else(|| "cancelled by client".into());
             Ok(self.inner.cancel_instance(instance_id, reason).await?)
         })

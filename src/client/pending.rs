@@ -18,15 +18,15 @@ use crate::errors::BridgeError;
 use crate::providers::Backend;
 
 /// How long the look into the store may add to a wait that ran out.
-const DIAGNOSIS: Duration = Duration::from_secs(1);
+const DIAGNOSIS: Duration = Duration::from_secs(3);
 
 /// `StartOrchestration` message waiting for an instance that has not run yet.
 #[derive(Debug, PartialEq, Eq)]
-struct PendingStart {
+pub(super) struct PendingStart {
     /// The orchestration name the start asks for.
-    orchestration_name: String,
+    pub orchestration_name: String,
     /// The version it asks for; absent means "the latest registered".
-    version: Option<String>,
+    pub version: Option<String>,
 }
 
 /// The first start message among an instance's queued work items.
@@ -49,42 +49,71 @@ fn first_start(rows: Vec<String>) -> Option<PendingStart> {
 /// of an instance that never ran.
 const ROWS: i64 = 20;
 
-async fn pending_start_postgres(
+async fn queued_postgres(
     pool: &PgPool,
     schema: &str,
     instance_id: &str,
-) -> Result<Option<PendingStart>, sqlx::Error> {
+    rows: i64,
+) -> Result<Vec<Queued>, sqlx::Error> {
     // `schema` was validated as a plain identifier at connect time.
     let sql = format!(
-        "SELECT work_item FROM {schema}.orchestrator_queue WHERE instance_id = $1 ORDER BY id LIMIT $2"
+        "SELECT id, work_item FROM {schema}.orchestrator_queue WHERE instance_id = $1 ORDER BY id LIMIT $2"
     );
-    let rows: Vec<(String,)> = sqlx::query_as(&sql)
+    sqlx::query_as(&sql)
         .bind(instance_id)
-        .bind(ROWS)
+        .bind(rows)
         .fetch_all(pool)
-        .await?;
-    Ok(first_start(rows.into_iter().map(|r| r.0).collect()))
+        .await
 }
 
-async fn pending_start_sqlite(
+async fn queued_sqlite(
     pool: &SqlitePool,
     instance_id: &str,
-) -> Result<Option<PendingStart>, sqlx::Error> {
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT work_item FROM orchestrator_queue WHERE instance_id = ? ORDER BY id LIMIT ?",
+    rows: i64,
+) -> Result<Vec<Queued>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, work_item FROM orchestrator_queue WHERE instance_id = ? ORDER BY id LIMIT ?",
     )
     .bind(instance_id)
-    .bind(ROWS)
+    .bind(rows)
     .fetch_all(pool)
-    .await?;
-    Ok(first_start(rows.into_iter().map(|r| r.0).collect()))
+    .await
+}
+
+/// A queued message: its row id and its work item as stored (JSON text).
+pub(super) type Queued = (i64, String);
+
+/// The first `rows` messages queued for `instance_id`.
+pub(super) async fn queued(
+    backend: &Backend,
+    instance_id: &str,
+    rows: i64,
+) -> Result<Vec<Queued>, sqlx::Error> {
+    match backend {
+        Backend::Sqlite { pool, .. } => queued_sqlite(pool, instance_id, rows).await,
+        Backend::Postgres { pool, schema, .. } => {
+            queued_postgres(pool, schema, instance_id, rows).await
+        }
+    }
+}
+
+/// The start waiting in the queue for `instance_id`, if any.
+pub(super) async fn pending_start(
+    backend: &Backend,
+    instance_id: &str,
+) -> Result<Option<PendingStart>, sqlx::Error> {
+    let rows = queued(backend, instance_id, ROWS).await?;
+    Ok(first_start(
+        rows.into_iter().map(|(_, text)| text).collect(),
+    ))
 }
 
 impl NativeClient {
     /// The error of a `waitForOrchestration` that ran out of time. An
     /// instance with no history either was never started (`ERR_NOT_FOUND`)
     /// or has a start waiting that no runtime picked up (`ERR_TIMEOUT`, naming
-    /// the orchestration and whether a running runtime here registers it).
+    /// the orchestration and whether a running runtime here registers it). A
+    /// running one's message says what it waits for (`waiting.rs`).
     pub(super) async fn unfinished(&self, instance_id: &str, timeout_ms: f64) -> BridgeError {
         let timed_out = || {
             BridgeError::Timeout(format!(
@@ -94,25 +123,28 @@ impl NativeClient {
         let look = async {
             match self.inner.get_orchestration_status(instance_id).await {
                 Ok(OrchestrationStatus::NotFound) => {}
+                Ok(OrchestrationStatus::Running { .. }) => {
+                    let why = self.blocked(instance_id).await?;
+                    return Some(BridgeError::Timeout(format!(
+                        "instance '{instance_id}' did not finish within {timeout_ms} ms: {why}"
+                    )));
+                }
                 _ => return None,
             }
-            let pending = match &self.backend {
-                Backend::Sqlite { pool } => pending_start_sqlite(pool, instance_id).await,
-                Backend::Postgres { pool, schema, .. } => {
-                    pending_start_postgres(pool, schema, instance_id).await
-                }
-            };
-            if let Ok(Some(start)) = pending {
+            if let Ok(Some(start)) = pending_start(&self.backend, instance_id).await {
                 return Some(self.waiting_start(instance_id, timeout_ms, &start));
             }
             // The first turn may have committed (taking the start off the
             // queue) between the status read and the queue read: only a
             // second NotFound means nothing was started.
             match self.inner.get_orchestration_status(instance_id).await {
-                Ok(OrchestrationStatus::NotFound) => Some(BridgeError::NotFound(format!(
-                    "instance '{instance_id}' not found: nothing with this id was started \
-                     within {timeout_ms} ms"
-                ))),
+                Ok(OrchestrationStatus::NotFound) => Some(
+                    self.missing(
+                        instance_id,
+                        &format!("waitForOrchestration('{instance_id}')"),
+                    )
+                    .await,
+                ),
                 _ => None,
             }
         };

@@ -153,6 +153,7 @@ impl NativeClient {
                 .delete_instance(&instance_id, force)
                 .await
                 .map_err(|e| delete_error(e, &instance_id))?;
+            self.started.forget(&instance_id);
             Ok(r.into())
         })
         .await

@@ -23,6 +23,7 @@ use duroxide::{Client, ClientError};
 use sqlx::SqlitePool;
 
 use super::bounded::CALL_TIMEOUT;
+use crate::providers::fast_paths::FastPath;
 use crate::providers::kept::KeptConnections;
 use crate::providers::Backend;
 
@@ -90,9 +91,12 @@ async fn quick(
     backend: &Backend,
     instance_id: &str,
 ) -> Result<Option<OrchestrationStatus>, ClientError> {
+    if !backend.uses(FastPath::StatusRead) {
+        return Ok(None);
+    }
     let query = async {
         match backend {
-            Backend::Sqlite { pool } => row_sqlite(pool, instance_id).await,
+            Backend::Sqlite { pool, .. } => row_sqlite(pool, instance_id).await,
             Backend::Postgres {
                 client_kept,
                 schema,

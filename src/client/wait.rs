@@ -35,15 +35,24 @@ pub(crate) async fn within<T>(
         .unwrap_or(Err(ClientError::Timeout))
 }
 
-/// Reads the status until it is terminal; the caller bounds the time.
-pub(crate) async fn terminal(
+/// Reads the status until it is terminal; the caller bounds the time. When
+/// the first read finds no instance, `missing()` says whether it does not
+/// exist at all (then `None`: nothing to wait for), so an instance that
+/// exists costs no further look.
+pub(crate) async fn terminal<M, F>(
     client: &Client,
     backend: &Backend,
     endings: &Arc<Endings>,
     instance_id: &str,
-) -> Result<OrchestrationStatus, ClientError> {
+    missing: M,
+) -> Result<Option<OrchestrationStatus>, ClientError>
+where
+    M: FnOnce() -> F,
+    F: std::future::Future<Output = bool>,
+{
     let watch = endings.watch(instance_id);
     let mut poll = FIRST_POLL;
+    let mut missing = Some(missing);
     loop {
         let ended = watch.notify().notified();
         tokio::pin!(ended);
@@ -53,7 +62,12 @@ pub(crate) async fn terminal(
             status,
             OrchestrationStatus::Completed { .. } | OrchestrationStatus::Failed { .. }
         ) {
-            return Ok(status);
+            return Ok(Some(status));
+        }
+        if let Some(missing) = missing.take() {
+            if matches!(status, OrchestrationStatus::NotFound) && missing().await {
+                return Ok(None);
+            }
         }
         tokio::select! {
             _ = ended => {}

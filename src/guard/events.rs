@@ -1,5 +1,6 @@
 //! Guard events for the application (`runtime.on('poison' | 'lockLost' |
-//! 'livelock' | 'unregistered', fn)`) and the log line that goes with each.
+//! 'livelock' | 'unregistered' | 'nondeterminism', fn)`) and the log line
+//! that goes with each.
 //!
 //! Events travel to JS through the sink the runtime connects (its `events`
 //! threadsafe function, see `runtime.rs` and `bridge/mod.rs`), non-blocking: a slow listener never holds up a
@@ -26,6 +27,9 @@ pub enum RuntimeEventType {
     /// Work arrived for an activity or orchestration name this runtime has
     /// no handler for (first occurrence per name; `unregistered.rs`).
     Unregistered,
+    /// A turn's code did not replay the instance's history (once per
+    /// instance and divergence; `nondeterminism.rs`).
+    Nondeterminism,
 }
 
 impl RuntimeEventType {
@@ -35,6 +39,7 @@ impl RuntimeEventType {
             RuntimeEventType::LockLost => "lockLost",
             RuntimeEventType::Livelock => "livelock",
             RuntimeEventType::Unregistered => "unregistered",
+            RuntimeEventType::Nondeterminism => "nondeterminism",
         }
     }
 }
@@ -59,6 +64,12 @@ pub struct GuardEvent {
     pub name: Option<String>,
     /// `unregistered`: `'activity'` or `'orchestration'`.
     pub kind: Option<String>,
+    /// `nondeterminism`: whether the runtime holds the instance
+    /// (`onNondeterminism: 'hold'`) rather than failing it.
+    pub held: Option<bool>,
+    /// `nondeterminism`: where the code and the history part, as the replay
+    /// check says it (`docs/replay.md`).
+    pub divergence: Option<String>,
 }
 
 pub(crate) type EventSink = Arc<dyn Fn(GuardEvent) + Send + Sync>;
@@ -135,6 +146,22 @@ fn log(e: &GuardEvent) {
             e.name.as_deref().unwrap_or(""),
             e.cause
         ),
+        RuntimeEventType::Nondeterminism if e.held == Some(true) => tracing::warn!(
+            target: "duroxide_node::guard",
+            instance_id = %e.instance_id,
+            "nondeterminism: instance '{}' is held: its code does not replay its history: {}; {}",
+            e.instance_id,
+            e.divergence.as_deref().unwrap_or(""),
+            e.cause
+        ),
+        RuntimeEventType::Nondeterminism => tracing::error!(
+            target: "duroxide_node::guard",
+            instance_id = %e.instance_id,
+            "nondeterminism: instance '{}' failed: its code does not replay its history: {}; {}",
+            e.instance_id,
+            e.divergence.as_deref().unwrap_or(""),
+            e.cause
+        ),
         RuntimeEventType::LockLost => tracing::warn!(
             target: "duroxide_node::guard",
             instance_id = %e.instance_id,
@@ -161,6 +188,8 @@ mod tests {
             cause: "c".into(),
             name: None,
             kind: None,
+            held: None,
+            divergence: None,
         }
     }
 

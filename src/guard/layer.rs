@@ -12,7 +12,8 @@ use duroxide::providers::{
 };
 use duroxide::{ErrorDetails, Event, EventKind};
 
-use super::{Guard, Queue, LOSS_WINDOW};
+use super::{nondeterminism, Guard, Queue, LOSS_WINDOW};
+use crate::options::NondeterminismPolicy;
 use crate::provider_errors::ProviderFault;
 use crate::providers::call_policy::CallPolicy;
 use crate::providers::descriptors;
@@ -132,7 +133,10 @@ impl Layer for Guard {
             .await
             .unwrap_or_else(|_| Err(detached_failure("fetch_orchestration_item")));
         if let Ok(Some((item, token, attempt))) = &r {
-            self.locks.fetched(token, &item.instance, *attempt);
+            self.locks
+                .fetched(token, &item.instance, *attempt, item.history.len());
+            self.waits.note(&item.instance, &item.history);
+            super::duplicates::warn_dropped(item);
             self.note_fetched(&item.instance, *attempt, Queue::Orchestrator);
             self.missing(
                 self.unregistered.orchestration(item),
@@ -154,8 +158,38 @@ impl Layer for Guard {
         metadata: ExecutionMetadata,
         cancelled_activities: Vec<ScheduledActivityIdentifier>,
     ) -> Result<(), ProviderError> {
+        let (mut history_delta, mut orchestrator_items, mut metadata) =
+            (history_delta, orchestrator_items, metadata);
         let poison = poison_in(&history_delta);
+        let added = history_delta.len();
         let instance = history_delta.first().map(|e| e.instance_id.clone());
+        if let Some(instance) = &instance {
+            self.waits.forget(instance);
+            if let Some(details) = nondeterminism::found_in(&history_delta).cloned() {
+                let message = self
+                    .nondeterminism
+                    .describe(next, instance, execution_id, &history_delta, &details)
+                    .await;
+                if self.nondeterminism.policy() == NondeterminismPolicy::Hold {
+                    self.hold(next, lock_token, instance, execution_id, &message)
+                        .await;
+                    return Ok(());
+                }
+                nondeterminism::rewrite(
+                    &mut history_delta,
+                    &mut orchestrator_items,
+                    &mut metadata,
+                    &message,
+                );
+                self.nondeterministic(instance, &message, false);
+            } else if let Some(turns) = self.nondeterminism.committed(instance) {
+                tracing::info!(
+                    target: "duroxide_node::guard",
+                    instance_id = %instance,
+                    "instance '{instance}' replays again: a turn committed after {turns} held turn(s)"
+                );
+            }
+        }
         self.cancelled.note(&cancelled_activities);
         let r = next
             .ack_orchestration_item(
@@ -171,6 +205,10 @@ impl Layer for Guard {
         match &r {
             Ok(()) => {
                 let held = self.locks.release(lock_token);
+                if let (Some(held), Some(instance)) = (&held, &instance) {
+                    self.history_size
+                        .committed(instance, held.history_len + added);
+                }
                 let instance = instance.or(held.map(|h| h.instance));
                 if let (Some(attempt), Some(instance)) = (poison, instance) {
                     self.poisoned(&instance, Queue::Orchestrator, attempt);
@@ -193,7 +231,9 @@ impl Layer for Guard {
     // Not `async fn`: the abandon must start now, even if the returned
     // future is dropped unpolled.
     detached_abandon!(abandon_orchestration_item, |guard, token| {
-        guard.locks.release(token);
+        if let Some(held) = guard.locks.release(token) {
+            guard.waits.forget(&held.instance);
+        }
     });
 
     async fn fetch_work_item(

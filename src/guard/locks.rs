@@ -24,6 +24,8 @@ use tokio::task::Id as TaskId;
 pub(crate) struct HeldLock {
     pub instance: String,
     pub attempt: u32,
+    /// Events in the fetched execution's history (`history_size.rs`).
+    pub history_len: usize,
     task: Option<TaskId>,
 }
 
@@ -41,8 +43,9 @@ impl LockTracker {
         self.0.lock().expect("lock tracker")
     }
 
-    /// Records a lock the current task just fetched.
-    pub(crate) fn fetched(&self, token: &str, instance: &str, attempt: u32) {
+    /// Records a lock the current task just fetched, with the length of the
+    /// history it came with.
+    pub(crate) fn fetched(&self, token: &str, instance: &str, attempt: u32, history_len: usize) {
         let task = tokio::task::try_id();
         let mut h = self.held();
         if let Some(task) = task {
@@ -53,6 +56,7 @@ impl LockTracker {
             HeldLock {
                 instance: instance.to_string(),
                 attempt,
+                history_len,
                 task,
             },
         );
@@ -98,11 +102,11 @@ mod tests {
         let t2 = t.clone();
         tokio::spawn(async move {
             assert!(t2.take_forgotten().is_none());
-            t2.fetched("tok1", "inst-a", 1);
+            t2.fetched("tok1", "inst-a", 1, 0);
             // The ack released it: nothing forgotten.
             assert_eq!(t2.release("tok1").unwrap().instance, "inst-a");
             assert!(t2.take_forgotten().is_none());
-            t2.fetched("tok2", "inst-b", 3);
+            t2.fetched("tok2", "inst-b", 3, 0);
             let (token, lock) = t2.take_forgotten().expect("tok2 was never released");
             assert_eq!(
                 (token.as_str(), lock.instance.as_str(), lock.attempt),
@@ -118,7 +122,7 @@ mod tests {
     async fn other_tasks_locks_are_not_forgotten() {
         let t = std::sync::Arc::new(LockTracker::default());
         let t2 = t.clone();
-        tokio::spawn(async move { t2.fetched("tok", "inst", 1) })
+        tokio::spawn(async move { t2.fetched("tok", "inst", 1, 0) })
             .await
             .unwrap();
         let t3 = t.clone();

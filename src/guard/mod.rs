@@ -12,6 +12,10 @@
 //! - `events.rs`: `poison` / `lockLost` / `livelock` events and their log lines.
 //! - `watchdog.rs`: the periodic livelock check.
 //! - `unregistered.rs`: work for a name this runtime has no handler for.
+//! - `nondeterminism.rs`: turns whose code does not replay the history
+//!   (`onNondeterminism`).
+//! - `duplicates.rs`: starts of instances that already exist.
+//! - `history_size.rs`: the WARN for histories past `historyWarnEvents`.
 //! - `pg.rs`: the Postgres queries of the watchdog and the start-up schema check.
 //!
 //! Four calls run in their own tokio task
@@ -21,10 +25,13 @@
 //! future is dropped unpolled still runs).
 
 mod cancelled;
+mod duplicates;
 pub(crate) mod events;
 mod fetch_gate;
+mod history_size;
 mod layer;
 mod locks;
+mod nondeterminism;
 mod pg;
 pub(crate) mod stats;
 mod unregistered;
@@ -36,6 +43,8 @@ use std::time::Duration;
 
 use duroxide::providers::Provider;
 
+use crate::bridge::waits::RecordedWaits;
+use crate::bridge::Bridge;
 use crate::options::ParsedOptions;
 use crate::providers::call_policy::{backoff, run, CallPolicy};
 use crate::providers::layer::Stacked;
@@ -88,15 +97,22 @@ pub(crate) struct Guard {
     /// Fetched with `attempt_count > maxAttempts + 1`: instance -> (attempt, queue).
     over_attempts: Mutex<HashMap<String, (u32, Queue)>>,
     watchdog: Mutex<Option<watchdog::Watchdog>>,
+    /// The subscriptions of fetched histories, for the turns the bridge runs
+    /// on them (`bridge/waits.rs`).
+    waits: Arc<RecordedWaits>,
+    nondeterminism: nondeterminism::Nondeterminism,
+    /// The `historyWarnEvents` warning.
+    history_size: history_size::HistorySize,
 }
 
 impl Guard {
     /// The guard of one runtime, and the stack the runtime dispatches
-    /// through: the guard over `next`.
+    /// through: the guard over `next`. `waits` is the runtime bridge's.
     pub(crate) fn stack(
         next: Arc<dyn Provider>,
         backend: &Backend,
         options: &ParsedOptions,
+        waits: Arc<RecordedWaits>,
     ) -> (Arc<Self>, Arc<dyn Provider>) {
         let binding = &options.binding;
         let guard = Arc::new(Self {
@@ -113,6 +129,12 @@ impl Guard {
             lease: options.runtime.orchestrator_lock_timeout,
             over_attempts: Mutex::new(HashMap::new()),
             watchdog: Mutex::new(None),
+            waits,
+            nondeterminism: nondeterminism::Nondeterminism::new(
+                binding.on_nondeterminism,
+                options.runtime.unregistered_backoff.clone(),
+            ),
+            history_size: history_size::HistorySize::new(binding.history_warn_events),
         });
         let stack: Arc<dyn Provider> = Arc::new(Stacked::new(guard.clone(), next));
         (guard, stack)
@@ -125,6 +147,16 @@ impl Guard {
         orchestrations: BTreeSet<String>,
     ) {
         self.unregistered.set_registered(activities, orchestrations);
+    }
+
+    /// What the description of a nondeterministic turn replays on: a twin of
+    /// the runtime's bridge and the runtime's handlers over it.
+    pub(crate) fn replays_with(
+        &self,
+        bridge: Arc<Bridge>,
+        orchestrations: duroxide::runtime::registry::OrchestrationRegistry,
+    ) {
+        self.nondeterminism.started(bridge, orchestrations);
     }
 
     /// The runtime started: events flow to `sink`, the watchdog runs every
@@ -158,6 +190,7 @@ impl Guard {
             dog.stop().await;
         }
         self.events.disconnect();
+        self.nondeterminism.stopped();
         let tasks: Vec<_> = self
             .locks
             .drain()
@@ -176,8 +209,21 @@ impl Guard {
         .await;
     }
 
-    /// `m` with the guard's counters filled in.
+    /// `m` with the guard's counters filled in. duroxide counted each held
+    /// turn as a configuration failure before the guard kept it from
+    /// committing (twice: 0.1.32 records a configuration failure in the turn
+    /// and again with its labels at the ack), so those are taken off its
+    /// failure counts.
     pub(crate) fn metrics(&self, m: RuntimeMetrics) -> RuntimeMetrics {
+        let holds = self.nondeterminism.holds() as i64;
+        let counted = 2 * holds;
+        let m = RuntimeMetrics {
+            orch_failures: (m.orch_failures - counted).max(0),
+            orch_configuration_errors: (m.orch_configuration_errors - counted).max(0),
+            nondeterminism_holds: holds,
+            held_instances: self.nondeterminism.held_instances(),
+            ..m
+        };
         self.stats.apply(m)
     }
 
@@ -188,6 +234,7 @@ impl Guard {
         }
         reasons.extend(self.stats.degraded_reasons());
         reasons.extend(self.unregistered.degraded_reasons());
+        reasons.extend(self.nondeterminism.degraded_reasons());
         RuntimeHealth::from_reasons(reasons)
     }
 
@@ -240,6 +287,8 @@ impl Guard {
             cause: cause.to_string(),
             name: None,
             kind: None,
+            held: None,
+            divergence: None,
         });
     }
 
@@ -259,6 +308,59 @@ impl Guard {
                 .to_string(),
             name: Some(m.name),
             kind: Some(m.kind.as_str().to_string()),
+            held: None,
+            divergence: None,
+        });
+    }
+
+    /// Holds a nondeterministic turn of `instance` (`onNondeterminism:
+    /// 'hold'`): its lock is handed back with the back-off and without
+    /// counting the attempt, so nothing of the turn is committed.
+    async fn hold(
+        &self,
+        next: &Arc<dyn Provider>,
+        token: &str,
+        instance: &str,
+        execution: u64,
+        message: &str,
+    ) {
+        let (delay, news) = self.nondeterminism.hold(instance, execution, message);
+        self.locks.release(token);
+        hand_back(next.clone(), token.to_string(), Some(delay), true).await;
+        if news {
+            self.nondeterministic(instance, message, true);
+        } else {
+            tracing::debug!(
+                target: "duroxide_node::guard",
+                instance_id = %instance,
+                "instance '{instance}' still does not replay; retried in {} ms",
+                delay.as_millis()
+            );
+        }
+    }
+
+    /// Reports a turn of `instance` whose code does not replay its history.
+    fn nondeterministic(&self, instance: &str, message: &str, held: bool) {
+        let cause = if held {
+            "the instance stays Running and nothing of the turn was committed; it is retried \
+             with unregisteredBackoff until code that replays its history runs here (deploy the \
+             previous code, or register the change as a new orchestration version)"
+        } else {
+            "the instance failed (onNondeterminism: 'fail'); with onNondeterminism: 'hold' it \
+             would stay Running until code that replays it is deployed; run the replay check \
+             (docs/replay.md) before deploying"
+        };
+        self.events.emit(GuardEvent {
+            event_type: RuntimeEventType::Nondeterminism,
+            instance_id: instance.to_string(),
+            queue: Queue::Orchestrator.as_str().to_string(),
+            attempt_count: None,
+            max_attempts: self.max_attempts,
+            cause: cause.to_string(),
+            name: None,
+            kind: None,
+            held: Some(held),
+            divergence: Some(message.to_string()),
         });
     }
 
@@ -299,7 +401,7 @@ impl Guard {
 struct HandBack;
 
 impl CallPolicy for HandBack {
-    fn is_transient(&self, err: &duroxide::providers::ProviderError) -> bool {
+    fn is_transient(&self, _op: &'static str, err: &duroxide::providers::ProviderError) -> bool {
         err.is_retryable()
     }
 

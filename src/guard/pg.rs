@@ -64,6 +64,24 @@ pub(crate) async fn other_schemas(pool: &PgPool, schema: &str) -> Result<Vec<Str
     .await
 }
 
+/// How many of the other schemas the warning names: a database shared by
+/// many (a test database, one schema per tenant) would fill the line.
+const NAMES_SHOWN: usize = 3;
+
+/// The first few names and how many more: `a, b, c and 57 more`.
+fn few(names: &[String]) -> String {
+    let shown = names
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match names.len().saturating_sub(NAMES_SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
 /// Warns when other duroxide schemas share the database (once per provider:
 /// see `Backend::first_schema_check`). `false` if it could not look.
 pub(crate) async fn warn_other_schemas(pool: PgPool, schema: String) -> bool {
@@ -78,12 +96,13 @@ pub(crate) async fn warn_other_schemas(pool: PgPool, schema: String) -> bool {
         Ok(others) if !others.is_empty() => tracing::warn!(
             target: "duroxide_node::guard",
             schema = %schema,
-            other_schemas = %others.join(","),
-            "other duroxide schemas share database '{database}' with schema '{schema}': {}. \
+            other_schemas = others.len(),
+            "{} other duroxide schemas share database '{database}' with schema '{schema}' ({}): \
              duroxide-pg's advisory locks are keyed by instance id without the schema, so equal \
-             instance ids in these schemas serialize each other's fetches and acks; prefer one \
+             instance ids across them serialize each other's fetches and acks; prefer one \
              database per fleet, or instance ids unique across schemas",
-            others.join(", ")
+            others.len(),
+            few(&others)
         ),
         Ok(_) => {}
         Err(e) => {
@@ -92,4 +111,17 @@ pub(crate) async fn warn_other_schemas(pool: PgPool, schema: String) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::few;
+
+    #[test]
+    fn the_warning_names_a_few_schemas_and_counts_the_rest() {
+        let names: Vec<String> = (1..=60).map(|i| format!("s{i:02}")).collect();
+        assert_eq!(few(&names), "s01, s02, s03 and 57 more");
+        assert_eq!(few(&names[..2]), "s01, s02");
+        assert_eq!(few(&names[..3]), "s01, s02, s03");
+    }
 }

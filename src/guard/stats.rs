@@ -5,6 +5,7 @@
 //! what happened within [`HEALTH_WINDOW`], so a runtime that recovered reads
 //! `ok` again a minute later.
 
+use crate::providers::fast_paths::FastPathsReport;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -282,6 +283,8 @@ pub struct RuntimeHealth {
     pub status: HealthStatus,
     /// Why it is degraded; empty when `ok`.
     pub reasons: Vec<String>,
+    /// The provider's fast store paths (`provider.fastPaths()`).
+    pub fast_paths: Option<FastPathsReport>,
 }
 
 impl RuntimeHealth {
@@ -291,7 +294,11 @@ impl RuntimeHealth {
         } else {
             HealthStatus::Degraded
         };
-        Self { status, reasons }
+        Self {
+            status,
+            reasons,
+            fast_paths: None,
+        }
     }
 }
 

@@ -27,6 +27,10 @@ fn options() -> ParsedOptions {
 fn sqlite_backend() -> Backend {
     Backend::Sqlite {
         pool: sqlx::SqlitePool::connect_lazy("sqlite::memory:").unwrap(),
+        fast_paths: crate::providers::fast_paths::FastPaths::with(
+            &crate::providers::fast_paths::SQLITE_PATHS,
+        ),
+        set_aside: Default::default(),
     }
 }
 
@@ -67,7 +71,12 @@ async fn is_locked(store: &Arc<dyn Provider>) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abandon_dropped_unpolled_still_releases_the_lock() {
     let (store, _db) = store_with_one_start().await;
-    let (_guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
+    let (_guard, stack) = Guard::stack(
+        store.clone(),
+        &sqlite_backend(),
+        &options(),
+        Default::default(),
+    );
     let (_, token, _) = stack
         .fetch_orchestration_item(LEASE, NO_WAIT, None)
         .await
@@ -100,7 +109,12 @@ async fn without_the_guard_a_dropped_abandon_leaves_the_lock_held() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_dropped_through_the_runtime_wrapper_is_released_at_the_next_fetch() {
     let (store, _db) = store_with_one_start().await;
-    let (guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
+    let (guard, stack) = Guard::stack(
+        store.clone(),
+        &sqlite_backend(),
+        &options(),
+        Default::default(),
+    );
     let outer: Arc<dyn Provider> = Arc::new(InstrumentedProvider::new(stack.clone(), None));
     let probe = store.clone();
     // One task plays one dispatcher worker, as in the runtime.
@@ -140,7 +154,12 @@ async fn a_lock_dropped_through_the_runtime_wrapper_is_released_at_the_next_fetc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attempt() {
     let (store, _db) = store_with_one_start().await;
-    let (_guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
+    let (_guard, stack) = Guard::stack(
+        store.clone(),
+        &sqlite_backend(),
+        &options(),
+        Default::default(),
+    );
     // Polled once (which starts the store call), then dropped, as the
     // dispatcher drops its fetch when the runtime shuts down. On a loaded
     // machine the store call may finish within that one poll; then the item
@@ -173,7 +192,12 @@ async fn a_fetch_dropped_in_flight_hands_its_item_back_without_counting_an_attem
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_releases_locks_still_held() {
     let (store, _db) = store_with_one_start().await;
-    let (guard, stack) = Guard::stack(store.clone(), &sqlite_backend(), &options());
+    let (guard, stack) = Guard::stack(
+        store.clone(),
+        &sqlite_backend(),
+        &options(),
+        Default::default(),
+    );
     stack
         .fetch_orchestration_item(LEASE, NO_WAIT, None)
         .await

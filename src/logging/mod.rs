@@ -13,13 +13,16 @@
 mod relevel;
 pub(crate) mod sink;
 
+use std::borrow::Cow;
 use std::fs::OpenOptions;
+use std::io::Write;
 use std::sync::Mutex;
 
 use duroxide::runtime::LogFormat;
 use napi::bindgen_prelude::Function;
 use napi_derive::napi;
-use tracing_subscriber::fmt::writer::BoxMakeWriter;
+use tracing::Metadata;
+use tracing_subscriber::fmt::writer::{BoxMakeWriter, MakeWriter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -59,7 +62,7 @@ fn install(
         .with(relevel::Relevel)
         .with(sink);
     let fmt = writer.map(|w| {
-        let fmt = tracing_subscriber::fmt::layer().with_writer(w);
+        let fmt = tracing_subscriber::fmt::layer().with_writer(Scrubbed(w));
         match format {
             LogFormat::Json => fmt.json().boxed(),
             LogFormat::Pretty => fmt.with_ansi(false).boxed(),
@@ -67,6 +70,39 @@ fn install(
         }
     });
     registry.with(fmt).try_init().map_err(|e| e.to_string())
+}
+
+/// A writer of formatted log lines without failure structures (bridge/failure.rs):
+/// duroxide logs failure texts in many fields and shapes, and the fmt layer
+/// hands each line to its writer in one piece, so the line is the one place
+/// that sees them all, however they were formatted.
+struct Scrubbed(BoxMakeWriter);
+
+impl<'a> MakeWriter<'a> for Scrubbed {
+    type Writer = ScrubbedLine<<BoxMakeWriter as MakeWriter<'a>>::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        ScrubbedLine(self.0.make_writer())
+    }
+
+    fn make_writer_for(&'a self, meta: &Metadata<'_>) -> Self::Writer {
+        ScrubbedLine(self.0.make_writer_for(meta))
+    }
+}
+
+struct ScrubbedLine<W>(W);
+
+impl<W: Write> Write for ScrubbedLine<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::str::from_utf8(buf).map(crate::bridge::failure::scrub) {
+            Ok(Cow::Owned(clean)) => self.0.write_all(clean.as_bytes()).map(|()| buf.len()),
+            _ => self.0.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Installs the stderr subscriber if no subscriber is installed yet. The first

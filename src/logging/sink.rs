@@ -161,6 +161,14 @@ struct Fields {
 
 impl Fields {
     fn put(&mut self, field: &Field, value: Value) {
+        // No failure structure reaches the application's logger (bridge/failure.rs).
+        let value = match value {
+            Value::String(s) => match crate::bridge::failure::scrub(&s) {
+                std::borrow::Cow::Owned(clean) => Value::String(clean),
+                std::borrow::Cow::Borrowed(_) => Value::String(s),
+            },
+            other => other,
+        };
         match (field.name(), value) {
             ("message", Value::String(s)) => self.message = s,
             ("message", other) => self.message = other.to_string(),

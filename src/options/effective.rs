@@ -70,5 +70,8 @@ pub(super) fn effective_json(rt: &RuntimeOptions, b: &BindingOptions) -> Value {
         "watchdogIntervalMs": b.watchdog_interval_ms,
         "orchestrationCacheSize": b.orchestration_cache_size,
         "determinismGuard": b.determinism_guard.as_str(),
+        "maxPayloadBytes": b.max_payload_bytes,
+        "onNondeterminism": b.on_nondeterminism.as_str(),
+        "historyWarnEvents": b.history_warn_events,
     })
 }

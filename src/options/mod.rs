@@ -15,6 +15,7 @@
 //! - `leases`: cross-field lock timeout / renewal buffer / session idle rules.
 //! - `effective`: the JSON behind `runtime.effectiveOptions()`.
 
+mod client;
 mod effective;
 mod fields;
 mod leases;
@@ -30,12 +31,16 @@ use serde_json::{Map, Value};
 use self::effective::effective_json;
 use self::fields::{invalid, show, Fields, MAX_SAFE_INTEGER};
 use self::leases::{check_leases, check_renewal_echo};
-pub use self::structured::DeterminismGuard;
 use self::structured::{
     parse_backoff, parse_determinism_guard, parse_log_format, parse_log_level,
-    parse_replay_versions, parse_tag_filter,
+    parse_nondeterminism, parse_replay_versions, parse_tag_filter,
 };
+pub use self::structured::{DeterminismGuard, NondeterminismPolicy};
+pub(crate) use self::suggest::distance;
 use crate::errors::BridgeResult;
+use crate::rules;
+
+pub(crate) use self::client::{parse_client_options, ClientOptions};
 
 /// The result of [`parse_runtime_options`]: crate options, binding options and
 /// the JS-facing view of both.
@@ -98,6 +103,19 @@ pub struct BindingOptions {
     /// `Date.now()`, `new Date()` and `Math.random()` do while a generator
     /// step runs. Read by the JS runtime from `effectiveOptions()`.
     pub determinism_guard: DeterminismGuard,
+    /// `maxPayloadBytes` (default [`rules::DEFAULT_MAX_PAYLOAD_BYTES`]; 1 to
+    /// [`rules::MAX_PAYLOAD_BYTES_LIMIT`]): the largest JSON text a task
+    /// input, an activity result or an orchestration output may have.
+    pub max_payload_bytes: u32,
+    /// `onNondeterminism` (`'fail'` (default) or `'hold'`): what the guard
+    /// does with a turn whose code does not replay the history
+    /// (`guard/nondeterminism.rs`).
+    pub on_nondeterminism: NondeterminismPolicy,
+    /// `historyWarnEvents` (default [`DEFAULT_HISTORY_WARN_EVENTS`]; 0
+    /// disables; integer >= 0): when an execution's history passes this many
+    /// events, the runtime logs one WARN per instance naming it and
+    /// suggesting `ctx.continueAsNew` (`guard/history_size.rs`).
+    pub history_warn_events: usize,
 }
 
 /// Default of `orchestrationCacheSize`. A cached generator is one suspended JS
@@ -107,6 +125,11 @@ pub struct BindingOptions {
 /// runtime is actively driving stays cached, and the oldest idle ones (those
 /// waiting on long timers or events) are the ones evicted.
 pub const DEFAULT_ORCHESTRATION_CACHE_SIZE: usize = 1000;
+
+/// Default of `historyWarnEvents`: Temporal warns at 10,000 events too. A
+/// turn replays (or at least reads) its execution's whole history, so a
+/// history that keeps growing makes every turn of the instance slower.
+pub const DEFAULT_HISTORY_WARN_EVENTS: usize = 10_000;
 
 /// Every top-level JS option name, in the order of `spec/options.md`.
 const OPTION_NAMES: &[&str] = &[
@@ -142,7 +165,21 @@ const OPTION_NAMES: &[&str] = &[
     "watchdogIntervalMs",
     "orchestrationCacheSize",
     "determinismGuard",
+    "maxPayloadBytes",
+    "onNondeterminism",
+    "historyWarnEvents",
 ];
+
+/// `maxPayloadBytes`, an option of runtimes and clients alike.
+fn max_payload_bytes(o: &Fields) -> BridgeResult<u32> {
+    Ok(o.int(
+        "maxPayloadBytes",
+        rules::DEFAULT_MAX_PAYLOAD_BYTES.into(),
+        1,
+        rules::MAX_PAYLOAD_BYTES_LIMIT.into(),
+        " (bytes)",
+    )? as u32)
+}
 
 /// Parses the JS options object (`None`, `null` or an object) into crate and
 /// binding options, validating every field; all failures are `InvalidOption`.
@@ -255,6 +292,9 @@ pub fn parse_runtime_options(value: Option<&Value>) -> BridgeResult<ParsedOption
             0,
         )?,
         determinism_guard: parse_determinism_guard(&o)?,
+        max_payload_bytes: max_payload_bytes(&o)?,
+        on_nondeterminism: parse_nondeterminism(&o)?,
+        history_warn_events: o.count("historyWarnEvents", DEFAULT_HISTORY_WARN_EVENTS, 0)?,
     };
     if runtime.orchestration_concurrency == 0 && runtime.worker_concurrency == 0 {
         return Err(invalid(

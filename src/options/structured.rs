@@ -1,5 +1,5 @@
 //! Options whose value is not a plain number, string or boolean: the log
-//! format and level enums, `determinismGuard`, the nested `unregisteredBackoff` and
+//! format and level enums, `determinismGuard`, `onNondeterminism`, the nested `unregisteredBackoff` and
 //! `supportedReplayVersions` objects, and the worker tag filter in both its
 //! object form and its legacy flat form.
 
@@ -45,6 +45,39 @@ pub(super) fn parse_determinism_guard(o: &Fields) -> BridgeResult<DeterminismGua
         Some(Value::String(s)) if s == "off" => Ok(DeterminismGuard::Off),
         Some(v) => Err(invalid(format!(
             "determinismGuard must be one of 'warn', 'throw', 'off', got {}",
+            show(v)
+        ))),
+    }
+}
+
+/// What a runtime does with a turn whose code does not replay the
+/// instance's history (`onNondeterminism`; `guard/nondeterminism.rs`).
+#[napi_derive::napi(string_enum = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NondeterminismPolicy {
+    /// Fail the instance, as duroxide does.
+    Fail,
+    /// Commit nothing: the instance stays `Running` and the turn is retried
+    /// with back-off until code that replays it runs.
+    Hold,
+}
+
+impl NondeterminismPolicy {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            NondeterminismPolicy::Fail => "fail",
+            NondeterminismPolicy::Hold => "hold",
+        }
+    }
+}
+
+pub(super) fn parse_nondeterminism(o: &Fields) -> BridgeResult<NondeterminismPolicy> {
+    match o.get("onNondeterminism") {
+        None => Ok(NondeterminismPolicy::Fail),
+        Some(Value::String(s)) if s == "fail" => Ok(NondeterminismPolicy::Fail),
+        Some(Value::String(s)) if s == "hold" => Ok(NondeterminismPolicy::Hold),
+        Some(v) => Err(invalid(format!(
+            "onNondeterminism must be one of 'fail', 'hold', got {}",
             show(v)
         ))),
     }

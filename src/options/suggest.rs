@@ -1,8 +1,9 @@
 //! "Did you mean ...?" for unknown option names: edit distance plus the
 //! rule for when a near name is close enough to be worth suggesting.
 
-/// Case-insensitive Levenshtein distance.
-pub(super) fn distance(a: &str, b: &str) -> usize {
+/// Case-insensitive Levenshtein distance (also what `client/existence.rs`
+/// ranks close instance ids by).
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.to_lowercase().chars().collect();
     let b: Vec<char> = b.to_lowercase().chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -34,4 +35,12 @@ pub(super) fn suggest<'a>(name: &str, valid: &[&'a str]) -> Option<&'a str> {
         .map(|v| (*v, distance(name, v)))
         .min_by_key(|(_, d)| *d)?;
     (dist * 3 <= name.chars().count()).then_some(best)
+}
+
+/// The suggestion for an unknown option name of the options the JS layer
+/// checks itself (the providers'), by the same rule as the runtime's.
+#[napi_derive::napi(js_name = "suggestOptionName")]
+pub fn suggest_option_name(name: String, valid: Vec<String>) -> Option<String> {
+    let valid: Vec<&str> = valid.iter().map(String::as_str).collect();
+    suggest(&name, &valid).map(str::to_string)
 }

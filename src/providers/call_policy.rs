@@ -23,9 +23,9 @@ pub(crate) trait CallPolicy: Send + Sync + 'static {
         None
     }
 
-    /// Errors after which running the call again is safe and worthwhile
-    /// (the failed attempt did not commit).
-    fn is_transient(&self, _err: &ProviderError) -> bool {
+    /// Errors of `op` after which running the call again is safe and
+    /// worthwhile (the failed attempt did not commit).
+    fn is_transient(&self, _op: &'static str, _err: &ProviderError) -> bool {
         false
     }
 
@@ -88,7 +88,7 @@ where
                 Err(e) => e,
             };
             policy.failed(op, &err);
-            if !policy.is_transient(&err) {
+            if !policy.is_transient(op, &err) {
                 return Err(err);
             }
             if started.elapsed() >= policy.budget() {

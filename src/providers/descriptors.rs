@@ -54,71 +54,167 @@ fn caller() -> Option<TaskId> {
         .or_else(tokio::task::try_id)
 }
 
-/// Activities scheduled and not yet fetched that are remembered; older ones
-/// are forgotten first (their read then goes to the store).
+/// Runs of remembered activities (see [`Scheduled`]) kept at most; the
+/// executions remembered first are forgotten first (their reads then go to
+/// the store). A run is one turn's consecutive activity ids, so this bounds
+/// memory, not the size of a fan-out: a turn that schedules 20,000
+/// activities is one run. It used to bound activities, and a fan-out past it
+/// had its first activities each read the whole, growing history from the
+/// store (a fan-out of 20,000 took 80 times as long as one of 10,000).
 const CAPACITY: usize = 10_000;
 /// A remembered activity that waited longer is read from the store.
 const MAX_AGE: Duration = Duration::from_secs(600);
 
 /// (instance, execution id, activity id): what an `ActivityExecute` names.
 type ActivityKey = (String, u64, u64);
+/// (instance, execution id).
+type ExecutionKey = (String, u64);
 
+/// Activity ids `start..end` one turn of an execution scheduled at `at`.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: u64,
+    end: u64,
+    at: Instant,
+}
+
+/// The remembered activities of one execution.
+struct Execution {
+    started: Arc<Event>,
+    /// Disjoint, in the order remembered (ids grow turn after turn).
+    runs: Vec<Run>,
+}
+
+/// Activities scheduled by this runtime's turns and not yet fetched, per
+/// execution, as runs of consecutive ids: the activities of a turn get
+/// consecutive ids, so a fan-out of any size costs one run, and taking them
+/// (mostly in order) shortens it.
 #[derive(Default)]
 struct Scheduled {
-    started: HashMap<ActivityKey, (Arc<Event>, Instant)>,
-    /// Keys in the order they were remembered (oldest first). A key taken
-    /// or forgotten leaves its place here until it reaches the front.
-    order: VecDeque<ActivityKey>,
+    executions: HashMap<ExecutionKey, Execution>,
+    /// Executions in the order they were first remembered (oldest first). An
+    /// execution forgotten leaves its place here until it reaches the front.
+    order: VecDeque<ExecutionKey>,
+    /// Runs in `executions`.
+    runs: usize,
 }
 
 impl Scheduled {
-    fn insert(&mut self, key: ActivityKey, started: Arc<Event>) {
-        self.insert_at(key, started, Instant::now());
-    }
-
     fn insert_at(&mut self, key: ActivityKey, started: Arc<Event>, now: Instant) {
-        if self.started.insert(key.clone(), (started, now)).is_none() {
-            self.order.push_back(key);
+        let (instance, execution, id) = key;
+        let ekey = (instance, execution);
+        let entry = match self.executions.get_mut(&ekey) {
+            Some(entry) => entry,
+            None => {
+                self.order.push_back(ekey.clone());
+                self.executions.entry(ekey).or_insert(Execution {
+                    started,
+                    runs: Vec::new(),
+                })
+            }
+        };
+        match entry.runs.last_mut() {
+            Some(run) if run.end == id && run.at == now => run.end += 1,
+            Some(run) if run.start <= id && id < run.end => {}
+            _ => {
+                entry.runs.push(Run {
+                    start: id,
+                    end: id + 1,
+                    at: now,
+                });
+                self.runs += 1;
+            }
         }
         self.forget_front(now);
     }
 
     fn take(&mut self, key: &ActivityKey) -> Option<Arc<Event>> {
-        let (started, at) = self.started.remove(key)?;
-        self.forget_front(Instant::now());
-        (at.elapsed() < MAX_AGE).then_some(started)
+        let now = Instant::now();
+        let found = self.take_at(key, now);
+        self.forget_front(now);
+        found
     }
 
-    /// Drops the front of `order` while it is taken, too old to be answered,
-    /// or past [`CAPACITY`]. Activities are mostly taken in the order they
-    /// were scheduled, so `order` stays about as long as the activities
-    /// still waiting, not [`CAPACITY`] long in a process that has finished
-    /// them (10,000 keys are about 1 MiB).
+    fn take_at(&mut self, key: &ActivityKey, now: Instant) -> Option<Arc<Event>> {
+        let (instance, execution, id) = key;
+        let ekey = (instance.clone(), *execution);
+        let entry = self.executions.get_mut(&ekey)?;
+        let i = entry
+            .runs
+            .iter()
+            .position(|r| r.start <= *id && *id < r.end)?;
+        let run = entry.runs[i];
+        let fresh = now.saturating_duration_since(run.at) < MAX_AGE;
+        let started = entry.started.clone();
+        // Take `id` out of its run: shorten it, split it, or drop it.
+        let (left, right) = (
+            Run { end: *id, ..run },
+            Run {
+                start: id + 1,
+                ..run
+            },
+        );
+        match (left.start < left.end, right.start < right.end) {
+            (true, true) => {
+                entry.runs[i] = left;
+                entry.runs.insert(i + 1, right);
+                self.runs += 1;
+            }
+            (true, false) => entry.runs[i] = left,
+            (false, true) => entry.runs[i] = right,
+            (false, false) => {
+                entry.runs.remove(i);
+                self.runs -= 1;
+                if entry.runs.is_empty() {
+                    self.executions.remove(&ekey);
+                }
+            }
+        }
+        fresh.then_some(started)
+    }
+
+    /// Drops the front of `order` while its execution is gone, all of its
+    /// runs are too old to be answered, or there are more than [`CAPACITY`]
+    /// runs. Activities are mostly taken in the order they were scheduled,
+    /// so `order` stays about as long as the executions with activities
+    /// still waiting.
     fn forget_front(&mut self, now: Instant) {
         while let Some(front) = self.order.front() {
-            let stale = match self.started.get(front) {
+            let stale = match self.executions.get(front) {
                 None => true,
-                Some((_, at)) => {
-                    self.order.len() > CAPACITY || now.saturating_duration_since(*at) >= MAX_AGE
+                Some(e) => {
+                    self.runs > CAPACITY
+                        || e.runs
+                            .iter()
+                            .all(|r| now.saturating_duration_since(r.at) >= MAX_AGE)
                 }
             };
             if !stale {
                 break;
             }
             if let Some(key) = self.order.pop_front() {
-                self.started.remove(&key);
+                if let Some(e) = self.executions.remove(&key) {
+                    self.runs -= e.runs.len();
+                }
             }
         }
-        // After a burst (a fan-out of thousands), give the memory back.
+        // After a burst (thousands of executions), give the memory back.
         if self.order.capacity() > SHRINK_ABOVE && self.order.len() < self.order.capacity() / 4 {
             self.order.shrink_to(self.order.len() * 2);
-            self.started.shrink_to(self.order.len() * 2);
+            self.executions.shrink_to(self.order.len() * 2);
         }
     }
 
+    /// (activities, executions) remembered.
     #[cfg(test)]
     fn remembered(&self) -> (usize, usize) {
-        (self.started.len(), self.order.len())
+        let activities = self
+            .executions
+            .values()
+            .flat_map(|e| e.runs.iter())
+            .map(|r| (r.end - r.start) as usize)
+            .sum();
+        (activities, self.executions.len())
     }
 
     #[cfg(test)]
@@ -127,7 +223,7 @@ impl Scheduled {
     }
 }
 
-/// Below this many places, `order` and `started` keep what they have grown to.
+/// Below this many places, `order` and `executions` keep what they have grown to.
 const SHRINK_ABOVE: usize = 1024;
 
 #[derive(Default)]
@@ -205,6 +301,7 @@ impl Layer for Descriptors {
         // A turn that starts an execution writes its `OrchestrationStarted`.
         if let Some(started) = started_of(&history_delta).or(fetched) {
             let mut scheduled = self.scheduled.lock().expect("scheduled");
+            let now = Instant::now();
             for item in &worker_items {
                 if let WorkItem::ActivityExecute {
                     instance,
@@ -213,7 +310,8 @@ impl Layer for Descriptors {
                     ..
                 } = item
                 {
-                    scheduled.insert((instance.clone(), *execution_id, *id), started.clone());
+                    let key = (instance.clone(), *execution_id, *id);
+                    scheduled.insert_at(key, started.clone(), now);
                 }
             }
         }

@@ -21,11 +21,11 @@ pub(crate) const MAX_IN_FLIGHT: usize = 1024;
 pub(crate) struct Held {
     pub(crate) instance: String,
     pub(crate) execution_id: u64,
-    /// When the instance was created, in µs, which tells it from a later
-    /// instance of the same id: Postgres the instance row's `created_at`;
-    /// SQLite (whose `created_at` has whole seconds) its first event's
-    /// timestamp, and the SQLite fetch compares that whole event too.
-    pub(crate) created_us: i64,
+    /// What tells this execution from a later one of a re-created instance
+    /// of the same id: on Postgres, the identity the tail fetch returned
+    /// (the stored first event's md5 and that row's `xmin`); on SQLite
+    /// empty, since its fetch compares the whole stored first event.
+    pub(crate) identity: String,
     pub(crate) history: Vec<Event>,
 }
 
@@ -51,6 +51,9 @@ impl Held {
         Some(self)
     }
 }
+
+/// The histories a fetch names: ids, executions, last event ids, identities.
+pub(crate) type Known = (Vec<String>, Vec<i64>, Vec<i64>, Vec<String>);
 
 #[derive(Default)]
 pub(crate) struct Histories {
@@ -99,14 +102,15 @@ impl Histories {
         self.turning.remove(token);
     }
 
-    /// What the fetch tells the store: ids, executions, last event ids, rows.
-    pub(crate) fn known(&self) -> (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>) {
+    /// What the fetch tells the store: ids, executions, last event ids,
+    /// identities.
+    pub(crate) fn known(&self) -> Known {
         let mut known = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (h, _) in self.held.values() {
             known.0.push(h.instance.clone());
             known.1.push(h.execution_id as i64);
             known.2.push(h.last_event_id() as i64);
-            known.3.push(h.created_us);
+            known.3.push(h.identity.clone());
         }
         known
     }

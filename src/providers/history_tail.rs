@@ -2,25 +2,24 @@
 //! hold (Postgres).
 //!
 //! duroxide-pg's fetch aggregates an instance's whole history into one JSON
-//! document at every turn, and the provider parses it back: in a 400-step
-//! chain the fetch's server time grew from 1.1 to 4.2 ms per turn and was
-//! 43% of the run, and the turn's time grew with the history. This layer,
-//! one per provider, under the retry layer, keeps the history of instances
-//! its turns acked (`histories.rs`: those of at least 16
-//! events, at most 128 instances and 100,000 events, least recently used
-//! forgotten first) and fetches through a function derived from the crate's
-//! (`history_tail/sql.rs`) that is told what it holds: for an instance it
-//! holds, the store sends the events after the last one it holds, provided
-//! the instance row is the same (its `created_at`: a deleted and re-created
-//! instance is not) and so is the execution. Anything else gets the whole
-//! history, as before.
+//! document at every turn, and the provider parses it back, so a turn's
+//! cost grew with its history. This layer, one per provider, under the
+//! retry layer, keeps the history of instances its turns acked
+//! (`histories.rs`: those of at least 16 events, at most 128 instances and
+//! 100,000 events, least recently used forgotten first) and fetches through
+//! `pg_functions/fetch_turn.sql`, which is told what it holds: for an
+//! instance it holds, the store sends the events after the last one it
+//! holds, provided the execution is the same and so is its identity (the
+//! md5 of its stored first event and that row's `xmin`: a deleted and
+//! re-created instance has another). Anything else gets the whole history.
 //!
 //! The copy is taken out while a turn holds the instance's lock and put back,
 //! with the turn's events, when the ack succeeds for the same execution and
 //! the execution goes on running; a failed ack, an abandon, an end or a
 //! continue-as-new forgets it. A fetch whose tail does not join the copy (it
 //! was forgotten in the meantime) reads the whole history from the store.
-//! A fetch that fails runs the crate's own fetch, so errors are the crate's.
+//! A fetch that certainly did not run falls back to the crate's own fetch,
+//! so errors are the crate's (`kept_calls::after_failure`).
 //!
 //! The layer also runs the acks that carry the next fetch of the queue they
 //! feed (`ride.rs`): the worker ack's is this tail fetch.
@@ -38,18 +37,20 @@ use duroxide::providers::{
 use duroxide::Event;
 use sqlx::PgPool;
 
+use super::contain;
 use super::histories::{self, Histories};
 use super::kept::KeptConnections;
+use super::kept_calls::after_failure;
 use super::layer::{Layer, Stacked};
+use super::pg_functions::crate_text::Schema;
 use super::pg_packing;
 use ride::{tags, Tags};
 
 mod calls;
 mod ride;
 mod row;
-mod sql;
 mod warm;
-pub(crate) use sql::activity_ack_prelude;
+pub(crate) use calls::{ack_turn_function, Statements};
 pub(crate) use warm::Warmer;
 #[cfg(test)]
 mod tests;
@@ -92,18 +93,14 @@ tokio::task_local! {
 pub(crate) struct HistoryTail {
     /// Where the layer's own calls run (`providers/kept.rs`).
     kept: Arc<KeptConnections>,
-    function: String,
-    /// The worker ack that also fetches the next turn (`ride.rs`), when it
-    /// installed.
-    worker_ride: Option<String>,
-    /// The turn's ack that also fetches a worker item, when it installed.
-    turn_ride: Option<String>,
-    /// The turn's ack that also fetches the next turn, when it installed.
-    next_turn_ride: Option<String>,
-    /// The tail fetch and the crate's worker fetch, each committing without
-    /// waiting for its WAL flush (`sql::ASYNC_COMMIT`), when they installed.
-    async_fetch: Option<String>,
-    async_work_fetch: Option<String>,
+    /// The calls of our functions in the provider's schema.
+    statements: Statements,
+    /// The provider's `relaxedDurability`: fetches and activity acks commit
+    /// without waiting for their WAL flush.
+    relaxed: bool,
+    /// Where unreadable messages a fetch locked are set aside
+    /// (`contain.rs`), and their count.
+    contained: Option<(contain::Store, Arc<contain::Counts>)>,
     turns: ride::Rides<Range, OrchestrationItem>,
     work: ride::Rides<Tags, WorkItem>,
     /// Lock token -> what the fetch that took that turn asked: the slot
@@ -142,36 +139,28 @@ pub(crate) struct ForRuntimes {
     pub(crate) warmer: Warmer,
 }
 
-/// `store` with tail fetches when the schema could take the derived
-/// function, and what its runtimes need of the layer; `store` as it is
-/// otherwise.
+/// `store` with tail fetches and rides through our functions in `schema`
+/// (installed: `pg_functions/install.rs`), and what its runtimes need of
+/// the layer.
 pub(crate) async fn over(
     store: Arc<dyn Provider>,
     pool: &PgPool,
-    schema: &str,
+    schema: &Schema,
     kept: Arc<KeptConnections>,
-    ack: &str,
-) -> (Arc<dyn Provider>, Option<ForRuntimes>) {
-    match HistoryTail::install(pool, schema, kept, ack).await {
-        Ok(Some(layer)) => {
-            let warmed = layer.warm(pool, schema, ack, warm::WARMED).await;
-            tracing::debug!(target: "duroxide_node::providers", schema, warmed, "connections warmed");
-            let layer = Arc::new(layer);
-            let for_runtimes = ForRuntimes {
-                ridden: Ridden(layer.clone()),
-                warmer: Warmer::new(layer.clone(), pool, schema, ack),
-            };
-            (Arc::new(Stacked::new(layer, store)), Some(for_runtimes))
-        }
-        Ok(None) => {
-            tracing::debug!(target: "duroxide_node::providers", schema, "duroxide-pg's fetch is not the one the tail fetch derives from; fetching whole histories");
-            (store, None)
-        }
-        Err(e) => {
-            tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "could not install the tail fetch; fetching whole histories");
-            (store, None)
-        }
-    }
+    relaxed: bool,
+    contained: (contain::Store, Arc<contain::Counts>),
+) -> (Arc<dyn Provider>, ForRuntimes) {
+    let mut layer = HistoryTail::new(kept, Statements::new(&schema.quoted), relaxed);
+    layer.contained = Some(contained);
+    let ack = ack_turn_function(&schema.quoted);
+    let warmed = layer.warm(pool, &schema.quoted, &ack, warm::WARMED).await;
+    tracing::debug!(target: "duroxide_node::providers", schema = %schema.name, warmed, "connections warmed");
+    let layer = Arc::new(layer);
+    let for_runtimes = ForRuntimes {
+        ridden: Ridden(layer.clone()),
+        warmer: Warmer::new(layer.clone(), pool, &schema.quoted, &ack),
+    };
+    (Arc::new(Stacked::new(layer, store)), for_runtimes)
 }
 
 /// The items a provider's acks fetched for its slots (`ride.rs`), for a
@@ -230,61 +219,12 @@ impl HistoryTail {
         by_token.insert(token.to_string(), asked);
     }
 
-    async fn install(
-        pool: &PgPool,
-        schema: &str,
-        kept: Arc<KeptConnections>,
-        ack: &str,
-    ) -> Result<Option<Self>, sqlx::Error> {
-        let Some(function) = sql::install(pool, schema).await? else {
-            return Ok(None);
-        };
-        let or_none = |e: sqlx::Error| {
-            tracing::debug!(target: "duroxide_node::providers", schema, error = %e, "could not install a function derived from the crate's; that call stays the crate's");
-            None
-        };
-        // `off`: acks ack only, for A/B runs and as a switch in the field.
-        let rides = std::env::var("DUROXIDE_NODE_RIDES").as_deref() != Ok("off");
-        let (worker_ride, turn_ride, next_turn_ride) = if rides {
-            (
-                sql::install_worker_ride(pool, schema, &function)
-                    .await
-                    .unwrap_or_else(or_none),
-                sql::install_turn_ride(pool, schema, ack)
-                    .await
-                    .unwrap_or_else(or_none),
-                match std::env::var("DUROXIDE_NODE_NEXT_TURN_RIDES").as_deref() {
-                    Ok("off") => None,
-                    _ => sql::install_next_turn_ride(pool, schema, &function, ack)
-                        .await
-                        .unwrap_or_else(or_none),
-                },
-            )
-        } else {
-            (None, None, None)
-        };
-        // `off`: fetches commit as the crate's do, for A/B runs.
-        let (async_fetch, async_work_fetch) =
-            if std::env::var("DUROXIDE_NODE_ASYNC_FETCH").as_deref() != Ok("off") {
-                (
-                    sql::install_async_fetch(pool, schema, &function)
-                        .await
-                        .unwrap_or_else(or_none),
-                    sql::install_async_work_fetch(pool, schema)
-                        .await
-                        .unwrap_or_else(or_none),
-                )
-            } else {
-                (None, None)
-            };
-        Ok(Some(Self {
+    pub(super) fn new(kept: Arc<KeptConnections>, statements: Statements, relaxed: bool) -> Self {
+        Self {
             kept,
-            function,
-            worker_ride,
-            turn_ride,
-            next_turn_ride,
-            async_fetch,
-            async_work_fetch,
+            statements,
+            relaxed,
+            contained: None,
             turns: ride::Rides::default(),
             work: ride::Rides::default(),
             asked: Mutex::default(),
@@ -296,7 +236,7 @@ impl HistoryTail {
             ridden: AtomicU64::new(0),
             ridden_work: AtomicU64::new(0),
             next_turns: AtomicU64::new(0),
-        }))
+        }
     }
 }
 
@@ -330,11 +270,14 @@ impl Layer for HistoryTail {
         }
         let row = match self.query(None, lock_timeout, range).await {
             Ok(row) => row,
-            // Nothing was locked: the crate's fetch reports the store's state.
-            Err(_) => {
+            Err(e) => {
+                // Nothing was locked: the crate's fetch reports the store's
+                // state. A fetch whose outcome is unknown is not run again
+                // (it may hold a lock until its lease ends).
+                after_failure("fetch_orchestration_item", e)?;
                 return next
                     .fetch_orchestration_item(lock_timeout, poll_timeout, filter)
-                    .await
+                    .await;
             }
         };
         self.turns.fetched(asked.clone(), row.is_some());
@@ -450,7 +393,7 @@ impl Layer for HistoryTail {
             self.ridden_work.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(item));
         }
-        let fetched = match self.fetch_work(next, lock_timeout, session, &key).await {
+        let fetched = match self.fetch_work(next, lock_timeout, session, &key).await? {
             Some(fetched) => fetched,
             None => {
                 next.fetch_work_item(lock_timeout, poll_timeout, session, tag_filter)

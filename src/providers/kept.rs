@@ -47,8 +47,8 @@
 //! start did, and the 200 hellos took 375–417 ms (median 397) against
 //! 395–437 ms (median 426), eight alternating runs each.
 //!
-//! `DUROXIDE_NODE_HOT_CONNECTION=off`, read when the provider connects,
-//! leaves every call to the pool (for comparisons).
+//! With the provider's `fastPaths: false` (or a pool smaller than
+//! [`MIN_POOL`]) nothing is kept: every call goes through the pool.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -63,7 +63,7 @@ use sqlx::{FromRow, PgPool, Postgres};
 pub(crate) const LINGER: Duration = Duration::from_millis(10);
 
 /// The smallest pool connections are kept back from.
-const MIN_POOL: u32 = 3;
+pub(crate) const MIN_POOL: u32 = 3;
 
 /// The smallest pool that has a client lane besides the runtime's: each
 /// lane keeps at least one connection and one stays in the pool.
@@ -140,31 +140,40 @@ impl KeptConnections {
     #[cfg(test)]
     pub(crate) fn new(pool: PgPool) -> Self {
         let capacity = pool.options().get_max_connections().saturating_sub(1);
-        Self::lane(pool, capacity, None)
+        Self::lane(pool, capacity, None, true)
     }
 
     /// The runtime's lane and the client's over `pool`, keeping up to the
-    /// pool's size less one between them.
-    pub(crate) fn lanes(pool: PgPool) -> Lanes {
+    /// pool's size less one between them; with `keep` false, lanes that
+    /// keep nothing.
+    pub(crate) fn lanes(pool: PgPool, keep: bool) -> Lanes {
         let max = pool.options().get_max_connections();
         if max < MIN_POOL_FOR_LANES {
-            let one = Arc::new(Self::lane(pool, max.saturating_sub(1), None));
+            let one = Arc::new(Self::lane(pool, max.saturating_sub(1), None, keep));
             return Lanes {
                 runtime: one.clone(),
                 client: one,
             };
         }
-        let client = Self::lane(pool.clone(), 1, None);
+        let client = Self::lane(pool.clone(), 1, None, keep);
         Lanes {
-            runtime: Arc::new(Self::lane(pool, max - 2, Some(client.waiting.clone()))),
+            runtime: Arc::new(Self::lane(
+                pool,
+                max - 2,
+                Some(client.waiting.clone()),
+                keep,
+            )),
             client: Arc::new(client),
         }
     }
 
-    fn lane(pool: PgPool, capacity: u32, client_waiting: Option<Arc<AtomicUsize>>) -> Self {
-        let max = pool.options().get_max_connections();
-        let on = std::env::var("DUROXIDE_NODE_HOT_CONNECTION").as_deref() != Ok("off")
-            && max >= MIN_POOL;
+    fn lane(
+        pool: PgPool,
+        capacity: u32,
+        client_waiting: Option<Arc<AtomicUsize>>,
+        keep: bool,
+    ) -> Self {
+        let on = keep && pool.options().get_max_connections() >= MIN_POOL;
         Self {
             pool,
             kept: on.then(|| {

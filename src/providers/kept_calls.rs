@@ -7,15 +7,19 @@
 //! functions with the same arguments (`pg_packing.rs`) on the provider's kept
 //! connections: `enqueue_orchestrator_work` for items bound for the
 //! orchestrator queue, `ack_orchestration_item` for turns (or ours derived
-//! from it, `turn_ack_sql.rs`), `ack_worker` for activity results. The
-//! queue and lock logic stays the crate's.
+//! from it, `pg_functions/ack_turn.sql`), `ack_worker` for activity
+//! results. The queue and lock logic stays the crate's.
 //!
 //! Errors come out as the crate's own call would give them: a lock that is
 //! gone is the crate's permanent "Invalid lock token" / "Worker queue item
-//! not found" error; a terminated session goes to the retry layer above,
-//! which runs the call again as it would the crate's; anything else (nothing
-//! committed) runs the crate's own call, which reports the store's state in
-//! its own words. What this layer does not pack runs the crate's call.
+//! not found" error; a terminated session goes to the retry layer above; a
+//! call that may have committed before its connection failed (an I/O
+//! error) is never run again: its error is returned, retryable, as the
+//! crate returns it (running it again could deliver an event twice). Only
+//! a call that certainly did not run (no connection from the pool, or the
+//! server's own error) runs the crate's call, which reports the store's
+//! state in its own words. What this layer does not pack runs the crate's
+//! call.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,7 +34,6 @@ use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
 use sqlx::Postgres;
 
-use super::history_tail::activity_ack_prelude;
 use super::kept::{KeptConnections, Lanes};
 use super::layer::{Layer, Stacked};
 use super::pg_packing::{self, now_ms};
@@ -49,16 +52,17 @@ pub(crate) struct KeptCalls {
 }
 
 impl KeptCalls {
-    /// `schema` is the store's, validated as a plain identifier at connect
-    /// time; `ack` the qualified name of the turn ack to call (the crate's or
-    /// ours, `turn_ack_sql.rs`).
-    fn new(lanes: &Lanes, schema: &str, ack: &str) -> Self {
+    /// `schema` is the store's, quoted as Postgres quotes it; `ack` the
+    /// qualified name of the turn ack to call (the crate's, or ours,
+    /// `pg_functions/ack_turn.sql`); `relaxed` the provider's
+    /// `relaxedDurability`.
+    fn new(lanes: &Lanes, schema: &str, ack: &str, relaxed: bool) -> Self {
         Self {
             kept: lanes.runtime.clone(),
             client_kept: lanes.client.clone(),
             enqueue: enqueue_statement(schema),
             ack_turn: ack_turn_statement(ack),
-            ack_worker: ack_worker_statement(schema),
+            ack_worker: ack_worker_statement(schema, relaxed),
             crate_calls: AtomicU64::new(0),
         }
     }
@@ -83,13 +87,18 @@ pub(crate) fn enqueue_statement(schema: &str) -> String {
     )
 }
 
-/// The crate's `ack_worker`, committing without waiting for its WAL flush
-/// (`history_tail/sql.rs`, `ASYNC_COMMIT`, says why that is safe).
-pub(crate) fn ack_worker_statement(schema: &str) -> String {
-    format!(
-        "SELECT {}{schema}.ack_worker($1, $2, $3, $4)",
-        activity_ack_prelude()
-    )
+/// The crate's `ack_worker`; with `relaxed` (the provider's
+/// `relaxedDurability`), committing without waiting for its WAL flush: the
+/// result reaches the instance only through a turn's ack, which waits for
+/// its flush, and Postgres flushes in order; a crash before that runs the
+/// activity again.
+pub(crate) fn ack_worker_statement(schema: &str, relaxed: bool) -> String {
+    let prelude = if relaxed {
+        "set_config('synchronous_commit', 'off', true), "
+    } else {
+        ""
+    };
+    format!("SELECT {prelude}{schema}.ack_worker($1, $2, $3, $4)")
 }
 
 /// `store` with its acks on the runtime's lane of `lanes` and its enqueues
@@ -99,20 +108,32 @@ pub(crate) fn over(
     lanes: &Lanes,
     schema: &str,
     ack: &str,
+    relaxed: bool,
 ) -> Arc<dyn Provider> {
-    Stacked::over(KeptCalls::new(lanes, schema, ack), store)
+    Stacked::over(KeptCalls::new(lanes, schema, ack, relaxed), store)
 }
 
-/// How a call of ours that failed ends: `Err` for a terminated session (the
-/// retry layer runs the whole call again, as it would the crate's), `Ok`
-/// when the crate's own call should run (nothing committed; it reports the
-/// store's state in its own words).
+/// How a call of ours that failed ends: `Ok` when the crate's own call
+/// should run because this one certainly did not commit (no connection
+/// from the pool; an error the server returned, which rolled its
+/// transaction back), so the crate's reports the store's state in its own
+/// words; `Err` otherwise. A terminated session is the retry layer's
+/// (`pg_retry.rs`); an I/O error may have come after the server committed,
+/// so the call is not run again and its error is the crate's for that case
+/// (duroxide-pg marks I/O errors retryable).
 pub(crate) fn after_failure(op: &'static str, e: sqlx::Error) -> Result<(), ProviderError> {
-    let err = ProviderError::permanent(op, format!("Database error: {e}"));
-    if ProviderFault::is(&err, ProviderFault::Terminated) {
-        Err(err)
-    } else {
-        Ok(())
+    let permanent = ProviderError::permanent(op, format!("Database error: {e}"));
+    if ProviderFault::is(&permanent, ProviderFault::Terminated) {
+        return Err(permanent);
+    }
+    match e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Database(_) => Ok(()),
+        // duroxide-pg's words for each (`sqlx_to_provider_error`).
+        sqlx::Error::Io(_) => Err(ProviderError::retryable(op, format!("I/O error: {e}"))),
+        other => Err(ProviderError::permanent(
+            op,
+            format!("Unexpected error: {other}"),
+        )),
     }
 }
 

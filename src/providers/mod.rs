@@ -18,10 +18,13 @@
 //!   history this process does not hold, under the retry layer;
 //!   `history_tail/ride.rs`: acks that also fetch the next item of the
 //!   queue they feed.
-//! - `turn_ack_sql.rs`: the turn ack derived from the crate's with fewer
-//!   statements, which the kept-connection turn acks and the turn rides call;
-//!   `derived_functions.rs`: naming and installing the functions derived
-//!   from the crate's.
+//! - `pg_functions/`: the SQL functions the Postgres fast paths install
+//!   (one `.sql` file each), checked against the crate's, installed,
+//!   recorded and pruned.
+//! - `fast_paths.rs`: the `fastPaths` switch and what a provider reports of it;
+//!   `migrate.rs`: `PostgresProvider.migrate`, an admin's install.
+//! - `contain.rs`: messages no fetch can read are set aside, under the
+//!   retry layer, in both `fastPaths` modes.
 //! - `work_items.rs`: which queue a work item goes to, for the calls above
 //!   that enqueue.
 //! - `descriptors.rs`: a runtime's per-activity history read, answered from
@@ -34,16 +37,21 @@
 //! client adds its call deadline (`client/bounded.rs`).
 
 pub(crate) mod call_policy;
-mod derived_functions;
+pub(crate) mod contain;
 pub(crate) mod descriptors;
+pub(crate) mod fast_paths;
 pub(crate) mod histories;
 pub(crate) mod history_tail;
 pub(crate) mod kept;
 pub(crate) mod kept_calls;
 pub(crate) mod layer;
 pub(crate) mod local;
+mod migrate;
+pub(crate) mod pg_functions;
 mod pg_packing;
+mod pg_preflight;
 mod pg_retry;
+mod pg_stack;
 pub(crate) mod postgres;
 #[cfg(test)]
 pub(crate) mod scratch;
@@ -51,7 +59,6 @@ pub(crate) mod sqlite;
 mod sqlite_direct;
 mod sqlite_retry;
 mod sqlite_writer;
-pub(crate) mod turn_ack_sql;
 pub(crate) mod wakeup;
 mod work_items;
 
@@ -62,15 +69,26 @@ use duroxide::providers::Provider;
 use napi_derive::napi;
 use sqlx::PgPool;
 
+use fast_paths::{FastPath, FastPaths, FastPathsReport};
+
 /// What the store under the stack is, captured when it connected, for code
 /// that needs more than the `Provider` trait (the guard's own queries).
 #[derive(Clone)]
 pub(crate) enum Backend {
     Sqlite {
         pool: sqlx::SqlitePool,
+        fast_paths: FastPaths,
+        /// Messages set aside as unreadable (`contain.rs`).
+        set_aside: Arc<contain::Counts>,
     },
     Postgres {
         pool: PgPool,
+        fast_paths: FastPaths,
+        /// Messages set aside as unreadable (`contain.rs`).
+        set_aside: Arc<contain::Counts>,
+        /// Stops marking the provider's functions as used once the last
+        /// holder of the provider drops it (`pg_functions/install.rs`).
+        _marking: Option<Arc<tokio_util::sync::DropGuard>>,
         /// The connections the provider's client calls keep between calls
         /// (`kept.rs`, the client's lane).
         client_kept: Arc<kept::KeptConnections>,
@@ -88,6 +106,26 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
+    pub(crate) fn fast_paths(&self) -> &FastPaths {
+        match self {
+            Backend::Sqlite { fast_paths, .. } | Backend::Postgres { fast_paths, .. } => fast_paths,
+        }
+    }
+
+    /// The messages this provider set aside as unreadable (`contain.rs`).
+    pub(crate) fn set_aside_counts(&self) -> Arc<contain::Counts> {
+        match self {
+            Backend::Sqlite { set_aside, .. } | Backend::Postgres { set_aside, .. } => {
+                set_aside.clone()
+            }
+        }
+    }
+
+    /// Whether `path` is in use on this store.
+    pub(crate) fn uses(&self, path: FastPath) -> bool {
+        self.fast_paths().is_active(path)
+    }
+
     /// The pool and schema of a Postgres store.
     pub(crate) fn postgres(&self) -> Option<(PgPool, String)> {
         match self {
@@ -146,11 +184,23 @@ pub struct NativeProvider {
 }
 
 impl NativeProvider {
-    /// `store` (under its retry layer) with the wake-up layer on top.
-    pub(crate) fn with_wakeups(store: Arc<dyn Provider>, backend: Backend) -> Self {
+    /// `store` (under its retry layer) with the wake-up layer on top when
+    /// the provider's fast paths are on; without, dispatchers poll the
+    /// store as the crate's do.
+    pub(crate) fn with_wakeups(
+        store: Arc<dyn Provider>,
+        backend: Backend,
+        options: wakeup::WakeupOptions,
+    ) -> Self {
         let endings = Arc::<wakeup::ended::Endings>::default();
+        let inner = if backend.fast_paths().enabled() {
+            backend.fast_paths().active(FastPath::Wakeups);
+            wakeup::with_wakeups(store, &backend, endings.clone(), options)
+        } else {
+            store
+        };
         Self {
-            inner: wakeup::with_wakeups(store, &backend, endings.clone()),
+            inner,
             backend,
             local: Arc::default(),
             endings,
@@ -185,5 +235,12 @@ impl NativeProvider {
             Backend::Postgres { .. } => "postgres",
         }
         .to_string()
+    }
+
+    /// `{ enabled, active, unavailable }`: which of the fast store paths
+    /// this provider uses (`docs/fast-paths.md`).
+    #[napi]
+    pub fn fast_paths(&self) -> FastPathsReport {
+        self.backend.fast_paths().report()
     }
 }

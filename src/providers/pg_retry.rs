@@ -11,8 +11,15 @@
 //! Postgres restart test).
 //!
 //! Such a statement did not commit (the transaction aborts with its session),
-//! so running the call again on a fresh connection is safe. We retry for up to
-//! [`BUDGET`], then hand the error to the runtime. A new session that fails
+//! so running the call again on a fresh connection is safe, with one
+//! exception: an immediate shutdown or a crash may end a session after its
+//! commit reached the disk and before the answer was sent. A call whose
+//! repetition is harmless (a fetch, an ack: its lock token is gone once it
+//! committed) runs again; an enqueue, which would deliver its message twice,
+//! runs again only when the session was refused before it ran anything
+//! (the server starting or stopping, a failed TLS handshake), and otherwise
+//! returns the error as the crate does. We retry for up to [`BUDGET`], then
+//! hand the error to the runtime. A new session that fails
 //! its TLS handshake during a restart counts too: nothing was sent on it.
 //! I/O errors are left alone:
 //! duroxide-pg already marks them retryable and the runtime retries them.
@@ -44,8 +51,11 @@ impl TerminatedRetry {
 }
 
 impl CallPolicy for TerminatedRetry {
-    fn is_transient(&self, err: &ProviderError) -> bool {
-        ProviderFault::is(err, ProviderFault::Terminated)
+    fn is_transient(&self, op: &'static str, err: &ProviderError) -> bool {
+        match op {
+            "enqueue_for_orchestrator" | "enqueue_for_worker" => ProviderFault::never_ran(err),
+            _ => ProviderFault::is(err, ProviderFault::Terminated),
+        }
     }
 
     fn budget(&self) -> Duration {

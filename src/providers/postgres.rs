@@ -1,14 +1,18 @@
 //! `PostgresProvider.connect*` constructors. The store is wrapped so that calls
-//! cut off by a terminated session run again (`pg_retry.rs`).
+//! cut off by a terminated session run again (`pg_retry.rs`), and, with
+//! `fastPaths` (the default), runs its most frequent calls through our
+//! functions and kept connections (`docs/fast-paths.md`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use duroxide_pg::{EntraAuthOptions, MigrationPolicy, PostgresProvider, ProviderConfig};
 use napi_derive::napi;
 
-use super::kept::KeptConnections;
-use super::{Backend, NativeProvider};
+use super::pg_functions::install::Policy;
+use super::pg_preflight::{explain_pool_timeout, preflight};
+use super::pg_stack::{stacked, FastPathOptions};
+use super::wakeup::WakeupOptions;
+use super::NativeProvider;
 use crate::errors::{BridgeError, BridgeResult, Settled};
 
 /// Options of the URL constructors (`connect`, `connectWithSchema`).
@@ -20,6 +24,23 @@ pub struct PostgresConnectOptions {
     /// `'apply'` (default) runs pending migrations; `'verifyOnly'` refuses to
     /// start unless a privileged process already applied them.
     pub migrations: Option<String>,
+    /// `true` (default): the fast store paths (docs/fast-paths.md); `false`:
+    /// every call runs through duroxide-pg's own provider.
+    pub fast_paths: Option<bool>,
+    /// `true`: fetches and activity acks commit without waiting for their
+    /// WAL flush. A Postgres crash can then run some activities again (their
+    /// results were not yet durable); nothing a caller was told of is lost.
+    /// Default `false`.
+    pub relaxed_durability: Option<bool>,
+    /// `true` (default): idle dispatchers are woken across processes by
+    /// Postgres LISTEN/NOTIFY on a connection of the provider's own;
+    /// `false` for a connection pooler without LISTEN (PgBouncer in
+    /// transaction mode): other processes' work is then found by the
+    /// fallback look.
+    pub listen: Option<bool>,
+    /// How often an idle dispatcher looks at the store though nothing woke
+    /// it, in ms (default 1000).
+    pub fallback_poll_ms: Option<u32>,
 }
 
 /// Options of the Entra constructors.
@@ -34,6 +55,16 @@ pub struct EntraOptions {
     pub acquire_timeout_ms: Option<u32>,
     /// How often the access token is refreshed.
     pub refresh_interval_ms: Option<u32>,
+    /// As for `connect`: the fast store paths (default `true`).
+    pub fast_paths: Option<bool>,
+    /// As for `connect`: commit fetches and activity acks without waiting
+    /// for their WAL flush (default `false`).
+    pub relaxed_durability: Option<bool>,
+    /// As for `connect`: LISTEN/NOTIFY across processes (default `true`).
+    pub listen: Option<bool>,
+    /// As for `connect`: the idle dispatchers' fallback look, in ms
+    /// (default 1000).
+    pub fallback_poll_ms: Option<u32>,
 }
 
 /// duroxide-pg reads its URL pool size from `DUROXIDE_PG_POOL_MAX` only; this
@@ -65,7 +96,7 @@ fn migration_policy(options: &PostgresConnectOptions) -> BridgeResult<MigrationP
     }
 }
 
-fn provider_error(what: &str, err: impl std::fmt::Display) -> BridgeError {
+pub(crate) fn provider_error(what: &str, err: impl std::fmt::Display) -> BridgeError {
     BridgeError::Provider(format!("{what}: {err:#}"))
 }
 
@@ -91,158 +122,6 @@ fn check_url(database_url: &str) -> BridgeResult<()> {
 
 /// Added to the acquire timeout to bound a whole Entra connect (token + pool).
 const ENTRA_CONNECT_MARGIN: Duration = Duration::from_secs(15);
-
-/// How long the pre-flight connection may take before the server counts as unreachable.
-const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// duroxide-pg's pool retries a refused connection until its 30 s acquire
-/// timeout, so a wrong host or port took half a minute to report, and a server
-/// out of connection slots (SQLSTATE 53300) surfaced only as "pool timed out
-/// while waiting for an open connection". One direct connection first fails
-/// at once when nothing listens or the server refuses for lack of slots, and,
-/// when it gets in, reads the server's connection budget for a later message.
-/// Anything else the server answers (authentication, ...) is left to the
-/// pool, which reports it in its own words.
-async fn preflight(database_url: &str, pool_size: u32) -> BridgeResult<Option<Capacity>> {
-    use sqlx::{ConnectOptions, Connection};
-    let Ok(opts) = database_url.parse::<sqlx::postgres::PgConnectOptions>() else {
-        // Let duroxide-pg report a URL it cannot parse in its own words.
-        return Ok(None);
-    };
-    let target = format!("{}:{}", opts.get_host(), opts.get_port());
-    match tokio::time::timeout(PREFLIGHT_TIMEOUT, opts.connect()).await {
-        Ok(Ok(mut conn)) => {
-            let capacity = Capacity::read(&mut conn).await;
-            let _ = conn.close().await;
-            Ok(capacity)
-        }
-        Ok(Err(sqlx::Error::Io(e))) => Err(BridgeError::Provider(format!(
-            "cannot connect to Postgres at {target}: {e}"
-        ))),
-        Ok(Err(e)) => match too_many_connections(&e) {
-            Some(server_says) => Err(BridgeError::Provider(format!(
-                "cannot connect to Postgres at {target}: the server refused a connection \
-                 (SQLSTATE 53300, {server_says}); this provider's pool needs up to \
-                 {pool_size} connections. {SIZING_HINT}"
-            ))),
-            None => Ok(None),
-        },
-        Err(_) => Err(BridgeError::Provider(format!(
-            "cannot connect to Postgres at {target}: no answer within {} s",
-            PREFLIGHT_TIMEOUT.as_secs()
-        ))),
-    }
-}
-
-const SIZING_HINT: &str = "Every process, runtime and client sharing this server needs \
-     connections: use one provider per process and size maxConnections so that \
-     processes x (maxConnections + 1) stays below max_connections (docs/operations.md, \
-     \"Fleet sizing\")";
-
-/// The server's message when it refused a connection for lack of slots
-/// (`max_connections`, a role's or a database's `CONNECTION LIMIT`).
-fn too_many_connections(e: &sqlx::Error) -> Option<String> {
-    match e {
-        sqlx::Error::Database(db) if db.code().as_deref() == Some("53300") => {
-            Some(db.message().to_string())
-        }
-        _ => None,
-    }
-}
-
-/// The server's connection budget as one connection saw it.
-struct Capacity {
-    max_connections: i64,
-    in_use: i64,
-    /// The connecting role's `CONNECTION LIMIT`, -1 for none.
-    role_limit: i64,
-}
-
-impl Capacity {
-    async fn read(conn: &mut sqlx::PgConnection) -> Option<Capacity> {
-        let row: (i64, i64, i64) = sqlx::query_as(
-            "SELECT current_setting('max_connections')::bigint, \
-                    (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'), \
-                    COALESCE((SELECT rolconnlimit::bigint FROM pg_roles WHERE rolname = current_user), -1)",
-        )
-        .fetch_one(conn)
-        .await
-        .ok()?;
-        Some(Capacity {
-            max_connections: row.0,
-            in_use: row.1,
-            role_limit: row.2,
-        })
-    }
-
-    fn describe(&self) -> String {
-        let role = if self.role_limit >= 0 {
-            format!(", the role's CONNECTION LIMIT is {}", self.role_limit)
-        } else {
-            String::new()
-        };
-        format!(
-            "max_connections is {}, {} client connections were open just before{role}",
-            self.max_connections, self.in_use
-        )
-    }
-}
-
-/// Why the pool could not connect, when the pool itself only says it timed
-/// out: one more direct connection shows whether the server is out of slots.
-async fn explain_pool_timeout(
-    database_url: &str,
-    pool_size: u32,
-    capacity: Option<&Capacity>,
-) -> Option<String> {
-    use sqlx::ConnectOptions;
-    let opts = database_url
-        .parse::<sqlx::postgres::PgConnectOptions>()
-        .ok()?;
-    let refused = match tokio::time::timeout(PREFLIGHT_TIMEOUT, opts.connect()).await {
-        Ok(Err(e)) => too_many_connections(&e),
-        _ => None,
-    }?;
-    let budget = capacity
-        .map(|c| format!("; {}", c.describe()))
-        .unwrap_or_default();
-    Some(format!(
-        "the server refuses new connections (SQLSTATE 53300, {refused}): this provider's \
-         pool of {pool_size} connections could not open{budget}. {SIZING_HINT}"
-    ))
-}
-
-/// The store under its retry layer, with its pool and schema captured.
-/// With `migrations: 'verifyOnly'` the schema is not ours to change, so
-/// fetches stay the crate's whole-history ones.
-async fn stacked(provider: PostgresProvider, may_install: bool) -> NativeProvider {
-    let pool = provider.pool().clone();
-    let schema = provider.schema_name().to_string();
-    let lanes = KeptConnections::lanes(pool.clone());
-    let store: Arc<dyn duroxide::providers::Provider> = Arc::new(provider);
-    let ack = if may_install {
-        super::turn_ack_sql::install(&pool, &schema).await
-    } else {
-        super::turn_ack_sql::crate_ack(&schema)
-    };
-    let store = super::kept_calls::over(store, &lanes, &schema, &ack);
-    let (store, for_runtimes) = if may_install {
-        super::history_tail::over(store, &pool, &schema, lanes.runtime.clone(), &ack).await
-    } else {
-        (store, None)
-    };
-    let (ridden, warmer) = for_runtimes.map(|f| (f.ridden, f.warmer)).unzip();
-    let backend = Backend::Postgres {
-        pool,
-        client_kept: lanes.client,
-        schema,
-        schemas_checked: Default::default(),
-        ridden,
-        warmer,
-    };
-    let retried = super::pg_retry::with_terminated_retry(store);
-    NativeProvider::with_wakeups(retried, backend)
-}
 
 /// Connects with a `postgres://` URL; `schema` defaults to `public`.
 pub(crate) async fn connect_postgres(
@@ -296,8 +175,17 @@ pub(crate) async fn connect_postgres(
         }
         Err(e) => return Err(provider_error(&what, e)),
     };
-    let may_install = options.migrations.as_deref() != Some("verifyOnly");
-    Ok(stacked(provider, may_install).await)
+    let policy = match options.migrations.as_deref() {
+        Some("verifyOnly") => Policy::UseInstalled,
+        _ => Policy::Install,
+    };
+    let fast = FastPathOptions {
+        enabled: options.fast_paths.unwrap_or(true),
+        relaxed: options.relaxed_durability.unwrap_or(false),
+        policy,
+        wakeups: WakeupOptions::of(options.listen, options.fallback_poll_ms),
+    };
+    Ok(stacked(provider, fast).await)
 }
 
 /// duroxide-pg's URL pool size: `DUROXIDE_PG_POOL_MAX`, else 10.
@@ -367,7 +255,13 @@ pub(crate) async fn connect_postgres_entra(
         .map_err(|e| {
             provider_error(&format!("cannot connect to {host}:{port} with Entra ID"), e)
         })?;
-    Ok(stacked(provider, true).await)
+    let fast = FastPathOptions {
+        enabled: options.fast_paths.unwrap_or(true),
+        relaxed: options.relaxed_durability.unwrap_or(false),
+        policy: Policy::Install,
+        wakeups: WakeupOptions::of(options.listen, options.fallback_poll_ms),
+    };
+    Ok(stacked(provider, fast).await)
 }
 
 #[cfg(test)]
@@ -409,7 +303,7 @@ mod tests {
         let provider = super::connect_postgres(url, Some(schema.clone()), None)
             .await
             .unwrap();
-        let super::Backend::Postgres {
+        let crate::providers::Backend::Postgres {
             client_kept: kept,
             pool,
             ..

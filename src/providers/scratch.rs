@@ -49,6 +49,10 @@ pub(crate) async fn one_start(prefix: &str, input: &str) -> Scratch {
     let sqlite = SqliteProvider::new(&url, None).await.unwrap();
     let backend = Backend::Sqlite {
         pool: sqlite.get_pool().clone(),
+        fast_paths: crate::providers::fast_paths::FastPaths::with(
+            &crate::providers::fast_paths::SQLITE_PATHS,
+        ),
+        set_aside: Default::default(),
     };
     let store: Arc<dyn Provider> = Arc::new(sqlite);
     Client::new(store.clone())

@@ -101,7 +101,7 @@ impl Tails {
         let held = Held {
             instance: item.instance.clone(),
             execution_id: item.execution_id,
-            created_us: 0,
+            identity: String::new(),
             history: item.history.clone(),
         };
         histories.in_flight.insert(token.to_string(), held);
@@ -117,12 +117,7 @@ impl Tails {
         metadata: &ExecutionMetadata,
     ) -> Option<Held> {
         let held = self.histories().in_flight.remove(token)?;
-        let mut held = held.acked(execution_id, delta, metadata)?;
-        held.created_us = held
-            .history
-            .first()
-            .map_or(0, |e| e.timestamp_ms as i64 * 1000);
-        Some(held)
+        held.acked(execution_id, delta, metadata)
     }
 
     /// The ack committed: its history is held for the next turn's fetch.
@@ -196,19 +191,13 @@ impl DirectSqlite {
 }
 
 /// `store` (duroxide's SQLite store on the file at `path`) with its most
-/// frequent writes run here, or `store` as it is for an in-memory database
-/// or with `DUROXIDE_NODE_SQLITE_DIRECT=off`.
+/// frequent writes run here.
 pub(crate) async fn over(
     store: Arc<dyn Provider>,
-    path: Option<&str>,
+    path: &str,
     pool: &sqlx::SqlitePool,
 ) -> Result<Arc<dyn Provider>, String> {
-    match path {
-        Some(path) if std::env::var("DUROXIDE_NODE_SQLITE_DIRECT").as_deref() != Ok("off") => {
-            Ok(Stacked::over(DirectSqlite::open(path, pool).await?, store))
-        }
-        _ => Ok(store),
-    }
+    Ok(Stacked::over(DirectSqlite::open(path, pool).await?, store))
 }
 
 #[async_trait]

@@ -46,7 +46,7 @@ impl BusyRetry {
 }
 
 impl CallPolicy for BusyRetry {
-    fn is_transient(&self, err: &ProviderError) -> bool {
+    fn is_transient(&self, _op: &'static str, err: &ProviderError) -> bool {
         ProviderFault::is(err, ProviderFault::SqliteBusy)
     }
 

@@ -27,14 +27,11 @@
 //! first look after work runs unless covered (a worker slot's waits first
 //! for the looks running when they may be taking what is left).
 //!
-//! `DUROXIDE_NODE_WAKEUP` (read when the provider connects) switches it, for
-//! tests and comparisons: `on` (default), `local` (no LISTEN/NOTIFY: a
-//! Postgres process then behaves as one on SQLite, and learns of other
-//! processes' work from the fallback tick only), `off` (no layer: plain
-//! polling every `dispatcherPollIntervalMs`).
-//! `DUROXIDE_NODE_WAKEUP_FALLBACK_MS` sets the fallback tick;
-//! `DUROXIDE_NODE_WAKEUP_LOOKS=every` makes every woken waiter look at once
-//! (no skipped looks: the layer before `wakeup/signal.rs`, for comparisons).
+//! A provider's options set it ([`WakeupOptions`]): `listen: false` turns
+//! off LISTEN/NOTIFY (a Postgres process then behaves as one on SQLite, and
+//! learns of other processes' work from the fallback tick only, as behind a
+//! connection pooler without LISTEN), `fallbackPollMs` sets the fallback
+//! tick.
 
 pub(crate) mod ended;
 mod listen;
@@ -248,31 +245,39 @@ fn reach_of(items: &[WorkItem]) -> Reach {
     }
 }
 
-/// `next` under the wake-up layer, as `DUROXIDE_NODE_WAKEUP` says; turns
-/// that end an instance wake its waiters in `endings`.
+/// How a provider's idle dispatchers learn of work: its `listen` and
+/// `fallbackPollMs` options.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WakeupOptions {
+    /// Postgres LISTEN/NOTIFY across processes.
+    pub(crate) listen: bool,
+    pub(crate) fallback: Duration,
+}
+
+impl WakeupOptions {
+    pub(crate) fn of(listen: Option<bool>, fallback_ms: Option<u32>) -> Self {
+        Self {
+            listen: listen.unwrap_or(true),
+            fallback: fallback_ms.map_or(FALLBACK, |ms| Duration::from_millis(ms.into())),
+        }
+    }
+}
+
+/// `next` under the wake-up layer; turns that end an instance wake its
+/// waiters in `endings`.
 pub(crate) fn with_wakeups(
     next: Arc<dyn Provider>,
     backend: &Backend,
     endings: Arc<ended::Endings>,
+    options: WakeupOptions,
 ) -> Arc<dyn Provider> {
-    let across_processes = match std::env::var("DUROXIDE_NODE_WAKEUP").as_deref() {
-        Ok("off") => return next,
-        Ok("local") => false,
-        _ => true,
-    };
-    let fallback = std::env::var("DUROXIDE_NODE_WAKEUP_FALLBACK_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
-        .map_or(FALLBACK, Duration::from_millis);
-    let skip_covered = std::env::var("DUROXIDE_NODE_WAKEUP_LOOKS").as_deref() != Ok("every");
     let shared = Arc::new(Wakeups {
         orchestrator: Signal::default(),
         worker: Signal::taking_turns(),
-        fallback,
-        skip_covered,
+        fallback: options.fallback,
+        skip_covered: true,
     });
-    stacked(next, backend, endings, shared, across_processes)
+    stacked(next, backend, endings, shared, options.listen)
 }
 
 fn stacked(

@@ -20,9 +20,14 @@ use duroxide::runtime::replay_engine::{ReplayEngine, TurnResult};
 use duroxide::runtime::OrchestrationHandler;
 use duroxide::{ConfigErrorKind, ErrorDetails, Event, EventKind};
 
+use crate::bridge::waits::RecordedWaits;
+
 /// The execution being checked and the handler today's code registers for it.
 pub(crate) struct Subject {
     pub handler: Arc<dyn OrchestrationHandler>,
+    /// The recorded waits of the handler's bridge: each run replays a
+    /// history as a runtime's turn would (`bridge/waits.rs`).
+    pub waits: Arc<RecordedWaits>,
     pub instance: String,
     pub execution: u64,
     pub name: String,
@@ -35,6 +40,9 @@ pub(crate) struct Subject {
 pub(crate) struct Divergence {
     /// Index into the history (== its length when the code goes on past its end).
     pub index: usize,
+    /// The history's `eventId` there (the next one past the end): the number
+    /// `history` shows, and the one the message names.
+    pub event_id: u64,
     /// The history's event there; `None` past the end of a running history.
     pub recorded: Option<Event>,
     /// The event the code would record there; `None` when it records nothing.
@@ -109,6 +117,15 @@ fn same_ending(a: &EventKind, b: &EventKind) -> bool {
     std::mem::discriminant(a) == std::mem::discriminant(b)
 }
 
+/// The `eventId` of `history[index]`, or the id an event appended at the
+/// end would get: messages count as `history` does, not by position.
+fn event_id_at(history: &[Event], index: usize) -> u64 {
+    match history.get(index) {
+        Some(e) => e.event_id,
+        None => history.last().map_or(1, |e| e.event_id + 1),
+    }
+}
+
 /// A short human name for an event: its kind and what it names.
 pub(crate) fn describe(event: Option<&Event>) -> String {
     use EventKind as K;
@@ -149,6 +166,7 @@ impl Subject {
     }
 
     fn run(&self, prefix: &[Event]) -> Run {
+        self.waits.note(&self.instance, prefix);
         let mut engine = ReplayEngine::new(self.instance.clone(), self.execution, prefix.to_vec());
         let result = engine.execute_orchestration(
             self.handler.clone(),
@@ -238,7 +256,7 @@ impl Subject {
                 let message = format!(
                     "the history ends with {} at event {}, but the code does not end there: it schedules {}",
                     describe(Some(t)),
-                    body.len(),
+                    t.event_id,
                     match &scheduled {
                         Some(_) => describe(scheduled.as_ref()),
                         None => "nothing and waits".to_string(),
@@ -246,12 +264,13 @@ impl Subject {
                 );
                 Some(Divergence {
                     index: body.len(),
+                    event_id: t.event_id,
                     recorded: Some(t.clone()),
                     scheduled,
                     message,
                 })
             }
-            Ending::Ended(end) => self.check_end(body, terminal, &full, (**end).clone()),
+            Ending::Ended(end) => self.check_end(history, body, terminal, &full, (**end).clone()),
         }
     }
 
@@ -270,7 +289,8 @@ impl Subject {
             self.next_of(&body[..index])
         };
         let mut message = format!(
-            "at event {index} the history has {}, but the code schedules {}",
+            "at event {} the history has {}, but the code schedules {}",
+            recorded.event_id,
             describe(Some(&recorded)),
             describe(scheduled.as_ref()),
         );
@@ -280,6 +300,7 @@ impl Subject {
         }
         Divergence {
             index,
+            event_id: recorded.event_id,
             recorded: Some(recorded),
             scheduled,
             message,
@@ -291,6 +312,7 @@ impl Subject {
     /// then the same kind of end.
     fn check_end(
         &self,
+        history: &[Event],
         body: &[Event],
         terminal: Option<&Event>,
         full: &Run,
@@ -316,16 +338,19 @@ impl Subject {
             .filter(|(_, e)| is_action(&e.kind))
             .collect();
         let end_index = body.len();
+        let end_id = event_id_at(history, end_index);
         for i in 0..left.len().max(full.actions.len()) {
             match (left.get(i), full.actions.get(i)) {
                 (Some((_, r)), Some(s)) if same_action(&r.kind, &s.kind) => continue,
                 (Some(&(index, r)), Some(s)) => {
                     return Some(Divergence {
                         index,
+                        event_id: r.event_id,
                         recorded: Some(r.clone()),
                         scheduled: Some(s.clone()),
                         message: format!(
-                            "at event {index} the history has {}, but the code schedules {}",
+                            "at event {} the history has {}, but the code schedules {}",
+                            r.event_id,
                             describe(Some(r)),
                             describe(Some(s))
                         ),
@@ -334,22 +359,25 @@ impl Subject {
                 (Some(&(index, r)), None) => {
                     return Some(Divergence {
                         index,
+                        event_id: r.event_id,
                         recorded: Some(r.clone()),
                         message: format!(
-                        "at event {index} the history has {}, but the code has already ended ({})",
-                        describe(Some(r)),
-                        describe(Some(&end))
-                    ),
+                            "at event {} the history has {}, but the code has already ended ({})",
+                            r.event_id,
+                            describe(Some(r)),
+                            describe(Some(&end))
+                        ),
                         scheduled: Some(end),
                     })
                 }
                 (None, Some(s)) => {
                     return Some(Divergence {
                         index: end_index,
+                        event_id: end_id,
                         recorded: terminal.cloned(),
                         scheduled: Some(s.clone()),
                         message: format!(
-                            "at event {end_index} the history has {}, but the code schedules {}",
+                            "at event {end_id} the history has {}, but the code schedules {}",
                             describe(terminal),
                             describe(Some(s))
                         ),
@@ -362,16 +390,17 @@ impl Subject {
             Some(t) if same_ending(&t.kind, &end.kind) => None,
             _ => Some(Divergence {
                 index: end_index,
+                event_id: end_id,
                 recorded: terminal.cloned(),
                 message: match terminal {
                     Some(t) => format!(
-                        "the history ends with {} at event {end_index}, but the code ends with {}",
+                        "the history ends with {} at event {end_id}, but the code ends with {}",
                         describe(Some(t)),
                         describe(Some(&end))
                     ),
                     None => format!(
                         "the history is still running after event {}, but the code has ended ({})",
-                        end_index.saturating_sub(1),
+                        end_id.saturating_sub(1),
                         describe(Some(&end))
                     ),
                 },

@@ -43,6 +43,9 @@ pub struct ReplayTarget {
 pub struct ReplayDivergence {
     /// Index into the history; its length when the code goes on past its end.
     pub index: u32,
+    /// The `eventId` there (as `readExecutionHistory` and the CLI's `history`
+    /// number events; the next one past the end). The message names it.
+    pub event_id: u32,
     /// The history's event there (absent past the end of a running history).
     pub recorded: Option<HistoryEvent>,
     /// The event the code would record there (absent when it records nothing).
@@ -60,6 +63,7 @@ impl From<divergence::Divergence> for ReplayDivergence {
     fn from(d: divergence::Divergence) -> Self {
         ReplayDivergence {
             index: u32::try_from(d.index).unwrap_or(u32::MAX),
+            event_id: u32::try_from(d.event_id).unwrap_or(u32::MAX),
             recorded: d.recorded.map(HistoryEvent::from),
             scheduled: d.scheduled.map(HistoryEvent::from),
             message: d.message,
@@ -110,6 +114,9 @@ fn unregistered(events: &[Event], name: &str, version: &str) -> ReplayReport {
         ok: false,
         divergence: Some(ReplayDivergence {
             index: 0,
+            event_id: events
+                .first()
+                .map_or(1, |e| u32::try_from(e.event_id).unwrap_or(u32::MAX)),
             recorded: events.first().cloned().map(HistoryEvent::from),
             scheduled: None,
             message: format!(
@@ -140,7 +147,7 @@ pub fn replay_execution<'env>(
     let (name, version, input) = started(&history)?;
     // An exported history names its own instance and execution.
     let (instance, execution) = (history[0].instance_id.clone(), history[0].execution_id);
-    let bridge = Arc::new(Bridge::new(0));
+    let bridge = Arc::new(Bridge::new(0, runtime.max_payload_bytes()));
     bridge.install(JsCallbacks {
         orchestration_step,
         orchestration_dispose,
@@ -159,6 +166,7 @@ pub fn replay_execution<'env>(
         };
         let subject = Subject {
             handler,
+            waits: bridge.waits.clone(),
             instance,
             execution,
             name,

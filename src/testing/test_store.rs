@@ -45,7 +45,7 @@ pub async fn create_test_store() -> Settled<NativeTestStore> {
     Settled::of(async {
         let clock = Arc::new(Clock::default());
         let mut store = None;
-        let provider = sqlite_in_memory_with(|next| {
+        let provider = sqlite_in_memory_with(Default::default(), |next| {
             store = Some(next.clone());
             Arc::new(Stacked::new(clock.clone(), next)) as Arc<dyn Provider>
         })

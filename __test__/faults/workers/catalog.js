@@ -99,6 +99,14 @@ function register(rt, env) {
     return yield ctx.scheduleActivity('Effect', { key: `hello-${name}` })
   })
 
+  // Waits for its event, then echoes it through an activity.
+  // The mailbox keeps a message sent before the wait (a raised event that
+  // arrives before its waitForEvent is dropped, duroxide's one-shot semantics).
+  rt.registerOrchestration('AwaitGo', function* (ctx) {
+    const data = yield ctx.dequeueEvent('go')
+    return yield ctx.scheduleActivity('Echo', data)
+  })
+
   rt.registerOrchestration('Timed', function* (ctx, input) {
     yield ctx.scheduleTimer(input.ms)
     return yield ctx.scheduleActivity('Effect', { key: 'after-timer' })

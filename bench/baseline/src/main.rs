@@ -10,9 +10,15 @@
 //! `{"ms": <elapsed>}` at its end, on stdout; `memory` (hello in
 //! batches of `batch`) prints `{"rssFirstMb", "rssLastMb", "ms"}`. `idle` starts
 //! `runtimes` runtimes, prints `{"ready": true}`, and shuts them down when
-//! stdin closes.
+//! stdin closes. `chain` also prints the ms per step of its first and last
+//! tenth (`firstTenthStepMs`, `lastTenthStepMs`); `backlog` starts `n`
+//! instances waiting for an event, then raises each once and times from the
+//! first raise until all completed (`{"ms", "waitingKbPerInstance"}`).
+//! `start` (for tests of a fleet where another service uses
+//! the crate) starts `instance` of `orchestration` with `input` through the
+//! crate's client and prints `{"started": true}`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use duroxide::providers::sqlite::SqliteProvider;
@@ -29,6 +35,9 @@ type AnyError = Box<dyn std::error::Error + Send + Sync>;
 
 const WAIT: Duration = Duration::from_secs(600);
 
+/// When each `Step` activity ran, for `chain`'s tenths.
+static STEP_TIMES: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
+
 fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
     let activities = ActivityRegistry::builder()
         .register("Greet", |_ctx: ActivityContext, name: String| async move {
@@ -36,6 +45,7 @@ fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
         })
         .register("Step", |_ctx: ActivityContext, i: String| async move {
             let i: u64 = i.parse().map_err(|e| format!("Step input: {e}"))?;
+            STEP_TIMES.lock().expect("step times").push(Instant::now());
             Ok((i + 1).to_string())
         })
         .register("Echo", |_ctx: ActivityContext, s: String| async move {
@@ -70,6 +80,9 @@ fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
                     Ok(ok.to_string())
                 },
             )
+            .register("Wait", |ctx: OrchestrationContext, _: String| async move {
+                Ok(ctx.schedule_wait("go").await)
+            })
             .register(
                 "Payload",
                 |ctx: OrchestrationContext, s: String| async move {
@@ -177,6 +190,56 @@ async fn timed(spec: &Value, store: Arc<dyn Provider>) -> Result<f64, AnyError> 
     }
 }
 
+/// ms per step over the first and the last tenth of a chain of `n`.
+fn tenths(n: usize) -> Value {
+    let times = STEP_TIMES.lock().expect("step times");
+    let k = (n / 10).max(1);
+    if times.len() < n || n < 2 * k + 1 {
+        return serde_json::json!({});
+    }
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0 / k as f64;
+    serde_json::json!({
+        "firstTenthStepMs": ms(times[0], times[k]),
+        "lastTenthStepMs": ms(times[n - 1 - k], times[n - 1]),
+    })
+}
+
+/// `n` instances waiting for an event, each raised once (bench/ours.js
+/// `backlog`).
+async fn backlog(spec: &Value, store: Arc<dyn Provider>) -> Result<Value, AnyError> {
+    let n = spec["n"].as_u64().ok_or("spec.n missing")?;
+    let client = Client::new(store);
+    let before = rss_mb();
+    for i in 0..n {
+        client
+            .start_orchestration(format!("Wait-{i}"), "Wait", "")
+            .await?;
+    }
+    while client.get_queue_depths().await?.orchestrator_queue > 0 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let waiting = rss_mb();
+    println!("{{\"timed\":true}}");
+    let t0 = Instant::now();
+    for i in 0..n {
+        client
+            .raise_event(format!("Wait-{i}"), "go", i.to_string())
+            .await?;
+    }
+    for i in 0..n {
+        let id = format!("Wait-{i}");
+        match client.wait_for_orchestration(&id, WAIT).await? {
+            OrchestrationStatus::Completed { output, .. } if output == i.to_string() => {}
+            other => return Err(format!("{id} ended unexpectedly: {other:?}").into()),
+        }
+    }
+    let ms = t0.elapsed().as_secs_f64() * 1000.0;
+    Ok(
+        serde_json::json!({ "ms": ms, "waitingKbPerInstance": (waiting - before) * 1024.0 / n as f64 }),
+    )
+}
+
 /// Resident set size in MiB, from /proc.
 fn rss_mb() -> f64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -246,15 +309,34 @@ async fn main() -> Result<(), AnyError> {
     if spec["workload"] == "idle" {
         return idle(&spec, store).await;
     }
+    if spec["workload"] == "start" {
+        let text = |k: &str| spec[k].as_str().ok_or(format!("spec.{k} missing"));
+        Client::new(store)
+            .start_orchestration(text("instance")?, text("orchestration")?, text("input")?)
+            .await?;
+        println!("{{\"started\":true}}");
+        return Ok(());
+    }
     let (activities, orchestrations) = registries();
     let rt = Runtime::start_with_options(store.clone(), activities, orchestrations, options(&spec))
         .await;
     let result = if spec["workload"] == "memory" {
         memory(&spec, store).await
+    } else if spec["workload"] == "backlog" {
+        backlog(&spec, store).await
     } else {
-        timed(&spec, store)
-            .await
-            .map(|ms| serde_json::json!({ "ms": ms }))
+        timed(&spec, store).await.map(|ms| {
+            let mut out = serde_json::json!({ "ms": ms });
+            if spec["workload"] == "chain" {
+                if let (Some(o), Value::Object(t)) = (
+                    out.as_object_mut(),
+                    tenths(spec["n"].as_u64().unwrap_or(0) as usize),
+                ) {
+                    o.extend(t);
+                }
+            }
+            out
+        })
     };
     rt.shutdown(Some(5000)).await;
     println!("{}", result?);

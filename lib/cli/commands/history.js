@@ -3,7 +3,7 @@
 // one unless --execution), as a timeline or, in --json, with `data` parsed.
 const { NotFoundError } = require('../../..')
 const { intOption } = require('../args')
-const { table, parseStored } = require('../output')
+const { table, parseStored, escapeControls } = require('../output')
 const { timelineRows } = require('../timeline')
 
 const command = {
@@ -35,7 +35,7 @@ const command = {
   },
 
   render(result) {
-    const header = `${result.instanceId}, execution ${result.executionId} of ${result.executions.length}, ${result.events.length} events\n`
+    const header = `${escapeControls(result.instanceId)}, execution ${result.executionId} of ${result.executions.length}, ${result.events.length} events\n`
     return header + table([
       { key: 'id', title: 'EVENT' },
       { key: 'at', title: 'TIME' },

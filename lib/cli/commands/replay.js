@@ -69,7 +69,8 @@ const command = {
       id: x.instanceId,
       exec: x.executionId,
       ok: x.ok ? 'ok' : 'DIVERGED',
-      at: x.divergence ? `#${x.divergence.index}` : '',
+      // Numbered as `history` numbers the same event.
+      at: x.divergence ? `#${x.divergence.eventId}` : '',
       why: x.divergence ? x.divergence.message : '',
     }))
     return table([

@@ -2,7 +2,13 @@
 // `show <id>`: one instance: its status with output or error, custom status,
 // executions and tree of sub-orchestrations.
 const { mapLimited } = require('../concurrent')
-const { table, fields, when, clip, parseStored } = require('../output')
+const { table, fields, when, clip, parseStored, escapeControls } = require('../output')
+
+/** The status, with `(cancelled)` for a cancelled instance and the current execution's when they differ. */
+function statusText(status, instance) {
+  const shown = status.failure?.cancelled ? `${status.status} (cancelled)` : status.status
+  return status.status === instance.status ? shown : `${shown} (current execution: ${instance.status})`
+}
 
 const command = {
   name: 'show',
@@ -32,9 +38,10 @@ const command = {
     let text = fields([
       ['instance', instance.instanceId],
       ['orchestration', `${instance.orchestrationName}@${instance.orchestrationVersion}`],
-      ['status', status.status === instance.status ? status.status : `${status.status} (current execution: ${instance.status})`],
+      ['status', statusText(status, instance)],
       ['output', status.output === undefined ? undefined : JSON.stringify(status.output)],
-      ['error', status.error],
+      ['cancelled', status.failure?.cancelled ? status.failure.reason : undefined],
+      ['error', status.failure?.cancelled ? undefined : status.error],
       ['error category', status.errorCategory],
       ['custom status', status.customStatus === undefined ? undefined : `${status.customStatus} (version ${status.customStatusVersion})`],
       ['execution', instance.currentExecutionId],
@@ -58,8 +65,8 @@ const command = {
       completed: when(e.completedAt),
       output: e.output === undefined ? undefined : clip(e.output, 60),
     })))
-    text += `\nTree (${tree.size} instance${tree.size === 1 ? '' : 's'}, root ${tree.rootId})\n`
-    text += tree.allIds.map((i) => `  ${i}${i === instance.instanceId ? '  (this)' : ''}`).join('\n') + '\n'
+    text += `\nTree (${tree.size} instance${tree.size === 1 ? '' : 's'}, root ${escapeControls(tree.rootId)})\n`
+    text += tree.allIds.map((i) => `  ${escapeControls(i)}${i === instance.instanceId ? '  (this)' : ''}`).join('\n') + '\n'
     return text
   },
 }

@@ -17,9 +17,10 @@ const command = {
   positionals: [],
 
   async run({ client, backend }) {
-    const [metrics, queues, ...lists] = await Promise.all([
+    const [metrics, queues, setAside, ...lists] = await Promise.all([
       client.getSystemMetrics(),
       client.getQueueDepths(),
+      client.listSetAside(),
       ...INSTANCE_STATUSES.map((s) => client.listInstancesByStatus(s)),
     ])
     const byStatus = Object.fromEntries(INSTANCE_STATUSES.map((s, i) => [s, lists[i].length]))
@@ -29,6 +30,7 @@ const command = {
       totalExecutions: metrics.totalExecutions,
       totalEvents: metrics.totalEvents,
       queues,
+      setAside: setAside.length,
     }
   },
 
@@ -42,6 +44,7 @@ const command = {
       ['orchestrator queue', r.queues.orchestratorQueue],
       ['worker queue', r.queues.workerQueue],
       ['timer queue', r.queues.timerQueue],
+      ['set aside', r.setAside],
     ])
   },
 }

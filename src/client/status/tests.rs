@@ -12,6 +12,7 @@ use duroxide::runtime::{OrchestrationStatus, Runtime, RuntimeOptions};
 use duroxide::{ActivityContext, Client, OrchestrationContext, OrchestrationRegistry};
 
 use super::{from_row, quick, read};
+use crate::providers::fast_paths::{FastPath, FastPaths};
 use crate::providers::kept::KeptConnections;
 use crate::providers::scratch;
 use crate::providers::Backend;
@@ -157,6 +158,9 @@ async fn postgres_every_state_reads_as_duroxide_reads_it() {
     let kept = Arc::new(KeptConnections::new(pool.clone()));
     let backend = Backend::Postgres {
         pool: pool.clone(),
+        fast_paths: FastPaths::with(&[FastPath::StatusRead]),
+        set_aside: Default::default(),
+        _marking: None,
         client_kept: kept.clone(),
         schema: schema.clone(),
         schemas_checked: Arc::default(),
@@ -176,7 +180,7 @@ async fn a_query_that_fails_leaves_the_answer_to_duroxide() {
     let scratch = scratch::one_start("dxstatus", "").await;
     sqlx::query("DROP TABLE executions")
         .execute(match &scratch.backend {
-            Backend::Sqlite { pool } => pool,
+            Backend::Sqlite { pool, .. } => pool,
             Backend::Postgres { .. } => unreachable!(),
         })
         .await

@@ -92,11 +92,12 @@ async fn raise_go(store: &Arc<dyn Provider>) {
 }
 
 async fn wait(f: &Fixture, ms: u64) -> Result<OrchestrationStatus, ClientError> {
-    within(
+    let ended = within(
         Duration::from_millis(ms),
-        terminal(&f.client, &f.backend, &f.endings, "i1"),
+        terminal(&f.client, &f.backend, &f.endings, "i1", || async { false }),
     )
-    .await
+    .await?;
+    Ok(ended.expect("never missing"))
 }
 
 #[tokio::test]

@@ -29,7 +29,8 @@ fn effective_lists_every_js_name_with_defaults() {
         "serviceVersion": null, "gaugePollIntervalMs": 60000,
         "allowUnrenewableLocks": false, "maxConcurrentOrchestrationFetches": 1,
         "maxConcurrentWorkFetches": 0, "watchdogIntervalMs": 10000,
-        "orchestrationCacheSize": 1000, "determinismGuard": "warn",
+        "orchestrationCacheSize": 1000, "determinismGuard": "warn", "maxPayloadBytes": 16_777_216,
+        "onNondeterminism": "fail", "historyWarnEvents": 10_000,
     });
     assert_eq!(e, expected);
 }
@@ -41,7 +42,8 @@ fn effective_shows_given_values_and_round_trips() {
         "supportedReplayVersions": { "min": "1.0.0", "max": "2.0.0-beta.1" },
         "logLevel": "DEBUG", "workerNodeId": "n1", "allowUnrenewableLocks": true,
         "orchestratorLockTimeoutMs": 1000, "maxConcurrentWorkFetches": 3, "watchdogIntervalMs": 0,
-        "orchestrationCacheSize": 0, "determinismGuard": "throw",
+        "orchestrationCacheSize": 0, "determinismGuard": "throw", "maxPayloadBytes": 1024,
+        "onNondeterminism": "hold", "historyWarnEvents": 0,
     }))
     .unwrap();
     let e = &p.effective;
@@ -58,6 +60,11 @@ fn effective_shows_given_values_and_round_trips() {
     assert_eq!(e["watchdogIntervalMs"], 0);
     assert_eq!(e["orchestrationCacheSize"], 0);
     assert_eq!(e["determinismGuard"], "throw");
+    assert_eq!(e["maxPayloadBytes"], 1024);
+    assert_eq!(p.binding.max_payload_bytes, 1024);
+    assert_eq!(e["onNondeterminism"], "hold");
+    assert_eq!(e["historyWarnEvents"], 0);
+    assert_eq!(p.binding.history_warn_events, 0);
     let again = parse(e.clone()).unwrap();
     assert_eq!(&again.effective, e);
     assert_same(&again.runtime, &p.runtime);

@@ -189,4 +189,47 @@ fn binding_options() {
         json!({ "orchestrationCacheSize": "big" }),
         &["orchestrationCacheSize", "got 'big'"],
     );
+    assert_eq!(
+        parse(json!({})).unwrap().binding.history_warn_events,
+        10_000
+    );
+    assert_eq!(
+        parse(json!({ "historyWarnEvents": 0 }))
+            .unwrap()
+            .binding
+            .history_warn_events,
+        0
+    );
+    assert_err(
+        json!({ "historyWarnEvents": -5 }),
+        &["historyWarnEvents must be an integer >= 0, got -5"],
+    );
+    assert_err(
+        json!({ "historyWarnEvents": 1.5 }),
+        &["historyWarnEvents", "got 1.5"],
+    );
+    assert_err(
+        json!({ "historyWarnEvents": "10k" }),
+        &["historyWarnEvents", "got '10k'"],
+    );
+}
+
+#[test]
+fn max_payload_bytes_is_bounded() {
+    assert_eq!(
+        parse(json!({ "maxPayloadBytes": 134_217_728 }))
+            .unwrap()
+            .binding
+            .max_payload_bytes,
+        134_217_728
+    );
+    for bad in [json!(0), json!(134_217_729), json!(1.5), json!("2MB")] {
+        assert_eq!(
+            err(json!({ "maxPayloadBytes": bad.clone() })),
+            format!(
+                "maxPayloadBytes must be an integer between 1 and 134217728 (bytes), got {}",
+                show(&bad)
+            )
+        );
+    }
 }

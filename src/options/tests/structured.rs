@@ -60,6 +60,21 @@ fn determinism_guard() {
 }
 
 #[test]
+fn on_nondeterminism() {
+    use crate::options::NondeterminismPolicy as P;
+    assert_eq!(parse(json!({})).unwrap().binding.on_nondeterminism, P::Fail);
+    for (s, p) in [("fail", P::Fail), ("hold", P::Hold)] {
+        let o = parse(json!({ "onNondeterminism": s })).unwrap();
+        assert_eq!(o.binding.on_nondeterminism, p);
+    }
+    assert_eq!(
+        err(json!({ "onNondeterminism": "wait" })),
+        "onNondeterminism must be one of 'fail', 'hold', got 'wait'"
+    );
+    assert_err(json!({ "onNondeterminism": 1 }), &["onNondeterminism"]);
+}
+
+#[test]
 fn supported_replay_versions() {
     let p =
         parse(json!({ "supportedReplayVersions": { "min": "0.0.0", "max": "0.0.0" } })).unwrap();

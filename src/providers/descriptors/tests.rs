@@ -187,15 +187,20 @@ async fn a_fetch_run_on_the_guards_task_counts_for_the_slot_named_in_caller() {
     assert_eq!(f.store_reads.load(Ordering::Relaxed), 0);
 }
 
-/// The remembered activities of instance `i1`, execution 1, ids `ids`.
-fn remember(scheduled: &mut super::Scheduled, ids: std::ops::Range<u64>, at: std::time::Instant) {
-    let started = Arc::new(Event::with_event_id(
+fn started_event() -> Arc<Event> {
+    Arc::new(Event::with_event_id(
         1,
         "i1",
         1,
         None,
         scratch::started("2.1.0", ""),
-    ));
+    ))
+}
+
+/// The remembered activities of instance `i1`, execution 1, ids `ids`, as
+/// one turn schedules them.
+fn remember(scheduled: &mut super::Scheduled, ids: std::ops::Range<u64>, at: std::time::Instant) {
+    let started = started_event();
     for id in ids {
         scheduled.insert_at(("i1".into(), 1, id), started.clone(), at);
     }
@@ -208,21 +213,66 @@ fn remember(scheduled: &mut super::Scheduled, ids: std::ops::Range<u64>, at: std
 fn remembered_activities_leave_once_taken() {
     let mut scheduled = super::Scheduled::default();
     remember(&mut scheduled, 0..3000, std::time::Instant::now());
-    assert_eq!(scheduled.remembered(), (3000, 3000));
+    assert_eq!(scheduled.remembered(), (3000, 1));
+    assert_eq!(scheduled.runs, 1);
     for id in 0..3000 {
         assert!(scheduled.take(&("i1".into(), 1, id)).is_some());
     }
     assert_eq!(scheduled.remembered(), (0, 0));
+    assert_eq!((scheduled.runs, scheduled.order.len()), (0, 0));
 }
 
 #[test]
 fn remembered_activities_taken_out_of_order_leave_when_the_older_ones_do() {
     let mut scheduled = super::Scheduled::default();
-    remember(&mut scheduled, 0..3, std::time::Instant::now());
+    remember(&mut scheduled, 0..5, std::time::Instant::now());
     assert!(scheduled.take(&("i1".into(), 1, 2)).is_some());
+    assert_eq!(scheduled.runs, 2);
     assert!(scheduled.take(&("i1".into(), 1, 1)).is_some());
-    assert_eq!(scheduled.remembered(), (1, 3));
-    assert!(scheduled.take(&("i1".into(), 1, 0)).is_some());
+    assert_eq!(scheduled.remembered(), (3, 1));
+    // Taken once: a second fetch of the same activity reads the store.
+    assert!(scheduled.take(&("i1".into(), 1, 1)).is_none());
+    for id in [4, 0, 3] {
+        assert!(scheduled.take(&("i1".into(), 1, id)).is_some());
+    }
+    assert_eq!(scheduled.remembered(), (0, 0));
+    assert_eq!((scheduled.runs, scheduled.order.len()), (0, 0));
+}
+
+#[test]
+fn only_the_ids_a_turn_scheduled_are_answered() {
+    let mut scheduled = super::Scheduled::default();
+    let t0 = std::time::Instant::now();
+    remember(&mut scheduled, 2..4, t0);
+    remember(
+        &mut scheduled,
+        6..7,
+        t0 + std::time::Duration::from_millis(1),
+    );
+    for id in [0, 1, 4, 5, 7] {
+        assert!(scheduled.take(&("i1".into(), 1, id)).is_none(), "{id}");
+    }
+    assert!(scheduled.take(&("i1".into(), 2, 2)).is_none());
+    assert!(scheduled.take(&("i2".into(), 1, 2)).is_none());
+    for id in [6, 3, 2] {
+        assert!(scheduled.take(&("i1".into(), 1, id)).is_some(), "{id}");
+    }
+    assert_eq!(scheduled.remembered(), (0, 0));
+}
+
+// Regression: remembered activities were bounded at 10,000, so a fan-out of
+// 20,000 had its first 10,000 activities each read the whole history from
+// the store (a fan-out of 20,000 took 80 times as long as one of 10,000).
+#[test]
+fn a_fan_out_past_the_capacity_is_remembered_whole_as_one_run() {
+    let mut scheduled = super::Scheduled::default();
+    let n = 3 * super::CAPACITY as u64;
+    remember(&mut scheduled, 0..n, std::time::Instant::now());
+    assert_eq!(scheduled.remembered(), (n as usize, 1));
+    assert_eq!(scheduled.runs, 1);
+    for id in 0..n {
+        assert!(scheduled.take(&("i1".into(), 1, id)).is_some(), "{id}");
+    }
     assert_eq!(scheduled.remembered(), (0, 0));
 }
 
@@ -233,31 +283,37 @@ fn remembered_activities_nobody_takes_are_forgotten_after_max_age() {
     let mut scheduled = super::Scheduled::default();
     let t0 = std::time::Instant::now();
     remember(&mut scheduled, 0..10, t0);
-    remember(&mut scheduled, 10..11, t0 + super::MAX_AGE);
+    assert!(scheduled
+        .take_at(&("i1".into(), 1, 3), t0 + super::MAX_AGE)
+        .is_none());
+    let other = ("i2".to_string(), 1, 0);
+    scheduled.insert_at(other.clone(), started_event(), t0 + super::MAX_AGE);
     assert_eq!(scheduled.remembered(), (1, 1));
-    assert!(scheduled.take(&("i1".into(), 1, 3)).is_none());
+    assert!(scheduled.take(&other).is_some());
 }
 
 #[test]
-fn remembered_activities_are_bounded_by_count() {
+fn remembered_runs_are_bounded_by_count() {
     let mut scheduled = super::Scheduled::default();
-    remember(
-        &mut scheduled,
-        0..(super::CAPACITY as u64 + 5),
-        std::time::Instant::now(),
-    );
+    let now = std::time::Instant::now();
+    for i in 0..(super::CAPACITY + 5) {
+        scheduled.insert_at((format!("i{i}"), 1, 2), started_event(), now);
+    }
     assert_eq!(scheduled.remembered(), (super::CAPACITY, super::CAPACITY));
-    assert!(scheduled.take(&("i1".into(), 1, 4)).is_none());
-    assert!(scheduled.take(&("i1".into(), 1, 5)).is_some());
+    assert!(scheduled.take(&("i4".into(), 1, 2)).is_none());
+    assert!(scheduled.take(&("i5".into(), 1, 2)).is_some());
 }
 
 #[test]
 fn remembered_activities_give_their_memory_back_after_a_burst() {
     let mut scheduled = super::Scheduled::default();
-    remember(&mut scheduled, 0..5000, std::time::Instant::now());
+    let now = std::time::Instant::now();
+    for i in 0..5000 {
+        scheduled.insert_at((format!("i{i}"), 1, 2), started_event(), now);
+    }
     assert!(scheduled.order_capacity() >= 5000);
-    for id in 0..5000 {
-        scheduled.take(&("i1".into(), 1, id));
+    for i in 0..5000 {
+        scheduled.take(&(format!("i{i}"), 1, 2));
     }
     assert!(scheduled.order_capacity() <= super::SHRINK_ABOVE);
 }

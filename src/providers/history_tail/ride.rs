@@ -8,7 +8,7 @@
 //! reached the store found nothing, or its own ack just ran, so its next
 //! fetch is coming; free slots are counted, one ride each, `Rides::free`),
 //! the ack and that queue's fetch run as one SQL call
-//! (`sql.rs`), and the item it locked waits here for the next fetch that
+//! (`pg_functions/*_fetch_*.sql`), and the item it locked waits here for the next fetch that
 //! asks the same (version range; tag filter). An item no fetch takes within
 //! [`HOLD`] goes back to the queue, its attempt not counted, so work this
 //! process does not get to soon is not kept from other processes for a
@@ -31,7 +31,6 @@ use std::time::Duration;
 use duroxide::providers::{Provider, ProviderError, TagFilter, WorkItem};
 use sqlx::postgres::PgArguments;
 
-use super::calls::{turn_call, work_call};
 use super::row::Row;
 use super::{AckMark, Fetched, HistoryTail, Range};
 use crate::providers::histories::{Held, MIN_EVENTS};
@@ -245,9 +244,6 @@ impl HistoryTail {
         else {
             return Ok(false);
         };
-        if self.worker_ride.is_none() {
-            return Ok(false);
-        }
         // A turn of the instance holds its lock here: the fetch would find
         // its completion locked, and the turn's slot fetches it next anyway.
         let in_turn = self
@@ -321,10 +317,7 @@ impl HistoryTail {
         asked: &Asked<Range>,
         acked: Option<&Held>,
     ) -> Result<Option<Option<Row>>, ProviderError> {
-        let Some(function) = &self.next_turn_ride else {
-            return Ok(None);
-        };
-        let sql = turn_call(function, 15);
+        let sql = &self.statements.ack_turn_fetch_turn;
         AckMark::fetches_turn();
         // What is held is read once the call has its connection (see
         // `HistoryTail::query`).
@@ -343,15 +336,15 @@ impl HistoryTail {
                             known.0.push(h.instance.clone());
                             known.1.push(0);
                             known.2.push(0);
-                            known.3.push(0);
+                            known.3.push(String::new());
                             known.0.len() - 1
                         }
                     };
                     known.1[at] = h.execution_id as i64;
                     known.2[at] = h.last_event_id() as i64;
-                    known.3[at] = h.created_us;
+                    known.3[at] = h.identity.clone();
                 }
-                sqlx::query_as_with(&sql, ack)
+                sqlx::query_as_with(sql, ack)
                     .bind(known.0)
                     .bind(known.1)
                     .bind(known.2)
@@ -371,7 +364,7 @@ impl HistoryTail {
     /// What a free worker slot would ask for, when this turn's worker items
     /// are worth a ride.
     pub(super) fn work_free(&self, worker_items: &[WorkItem]) -> Option<Asked<Tags>> {
-        if self.turn_ride.is_none() || worker_items.is_empty() {
+        if worker_items.is_empty() {
             return None;
         }
         self.work.take_free()
@@ -386,15 +379,12 @@ impl HistoryTail {
         ack: PgArguments,
         asked: Asked<Tags>,
     ) -> Result<bool, ProviderError> {
-        let Some(function) = &self.turn_ride else {
-            return Ok(false);
-        };
-        let sql = work_call(function, 11);
+        let sql = &self.statements.ack_turn_fetch_work;
         AckMark::fetches_work();
         let row: Result<Option<(String, String, i32)>, sqlx::Error> = self
             .kept
             .fetch_optional(
-                sqlx::query_as_with(&sql, ack)
+                sqlx::query_as_with(sql, ack)
                     .bind(asked.lock_timeout.as_millis() as i64)
                     .bind(&asked.key.1)
                     .bind(asked.key.0),

@@ -11,22 +11,55 @@ use duroxide::providers::{
 };
 use duroxide::Event;
 
-use super::{Fetched, HistoryTail};
+use super::{contain, Fetched, HistoryTail};
 use crate::providers::histories::{Held, MAX_IN_FLIGHT, MIN_EVENTS};
 
+/// `fetch_turn.sql`'s columns: instance, name, version and execution
+/// (NULL while the instance has no row), history and messages (JSON
+/// text), lock token, attempts, KV snapshot, the event the history
+/// follows on from, and the execution's identity.
 pub(super) type Row = (
     String,
-    String,
-    String,
-    i64,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
     String,
     String,
     String,
     i32,
     serde_json::Value,
     i64,
-    Option<i64>,
+    Option<String>,
 );
+
+/// The names of an instance without a row yet, read from its first
+/// message as duroxide-pg's fetch reads them. (Its SQL also looks for an
+/// `OrchestrationStarted` key at the top of the first event, which a
+/// stored event, tagged `"type"`, never has: so the message decides.)
+fn unrowed_names(messages: &[WorkItem]) -> (String, String, u64) {
+    match messages.first() {
+        Some(WorkItem::StartOrchestration {
+            orchestration,
+            version,
+            execution_id,
+            ..
+        }) => (
+            orchestration.clone(),
+            version.clone().unwrap_or_else(|| "unknown".into()),
+            *execution_id,
+        ),
+        Some(WorkItem::ContinueAsNew {
+            orchestration,
+            version,
+            ..
+        }) => (
+            orchestration.clone(),
+            version.clone().unwrap_or_else(|| "unknown".into()),
+            1,
+        ),
+        _ => ("Unknown".into(), "unknown".into(), 1),
+    }
+}
 
 fn kv_snapshot(value: serde_json::Value) -> Result<HashMap<String, KvEntry>, String> {
     let entries = value.as_object().ok_or("expected a JSON object")?;
@@ -61,7 +94,7 @@ impl HistoryTail {
         next: &Arc<dyn Provider>,
         instance: &str,
         execution_id: u64,
-        created_us: Option<i64>,
+        identity: Option<&str>,
         after: u64,
         tail: Vec<Event>,
     ) -> Result<Vec<Event>, ProviderError> {
@@ -69,12 +102,15 @@ impl HistoryTail {
             if tail.len() >= MIN_EVENTS {
                 self.wholes.fetch_add(1, Ordering::Relaxed);
             }
+            // A copy held for this instance did not match (another
+            // execution, or a re-created instance): it is of no more use.
+            self.histories.lock().expect("histories").take(instance);
             return Ok(tail);
         }
         let held = self.histories.lock().expect("histories").take(instance);
         let joins = |h: &Held| {
             h.execution_id == execution_id
-                && Some(h.created_us) == created_us
+                && Some(h.identity.as_str()) == identity
                 && h.last_event_id() == after
                 && tail.first().is_none_or(|e| e.event_id == after + 1)
         };
@@ -85,6 +121,34 @@ impl HistoryTail {
                 Ok(held.history)
             }
             _ => next.read_with_execution(instance, execution_id).await,
+        }
+    }
+
+    /// A turn this fetch locked holds a message no turn can take (`why`):
+    /// it is set aside, the rest go back to the queue at once, and the
+    /// fetch found nothing. Without a store to set it aside in (a layer
+    /// built for a test), the crate's error.
+    async fn set_aside(
+        &self,
+        next: &Arc<dyn Provider>,
+        lock_token: &str,
+        why: String,
+    ) -> Result<Option<Fetched<OrchestrationItem>>, ProviderError> {
+        let Some((store, counts)) = &self.contained else {
+            return Err(ProviderError::permanent("fetch_orchestration_item", why));
+        };
+        let swept = store
+            .sweep(contain::Queue::Orchestrator, Some(lock_token), counts)
+            .await;
+        let _ = next
+            .abandon_orchestration_item(lock_token, None, true)
+            .await;
+        match swept {
+            Ok(_) => Ok(None),
+            Err(e) => Err(ProviderError::permanent(
+                "fetch_orchestration_item",
+                format!("{why}; setting it aside failed: {e}"),
+            )),
         }
     }
 
@@ -106,22 +170,34 @@ impl HistoryTail {
             attempts,
             kv,
             after,
-            created_us,
+            identity,
         ) = row;
-        let execution_id = execution_id as u64;
-        let messages: Vec<WorkItem> = serde_json::from_str(&messages).map_err(|e| {
-            ProviderError::permanent(
-                "fetch_orchestration_item",
-                format!("Failed to deserialize messages: {e}"),
-            )
-        })?;
-        let (history, mut history_error) = match serde_json::from_str::<Vec<Event>>(&history) {
+        let readable = serde_json::from_str::<Vec<WorkItem>>(&messages)
+            .map_err(|e| format!("Failed to deserialize messages: {e}"))
+            .and_then(|m| match contain::unreadable_batch(&messages) {
+                Some(why) => Err(why),
+                None => Ok(m),
+            });
+        let messages = match readable {
+            Ok(messages) => messages,
+            Err(why) => return self.set_aside(next, &lock_token, why).await,
+        };
+        let parsed = serde_json::from_str::<Vec<Event>>(&history);
+        let (name, version, execution_id) = match (name, execution_id) {
+            (Some(name), Some(execution_id)) => (
+                name,
+                version.unwrap_or_else(|| "unknown".into()),
+                execution_id as u64,
+            ),
+            _ => unrowed_names(&messages),
+        };
+        let (history, mut history_error) = match parsed {
             Ok(tail) => (
                 self.whole(
                     next,
                     &instance,
                     execution_id,
-                    created_us,
+                    identity.as_deref(),
                     after as u64,
                     tail,
                 )
@@ -174,7 +250,7 @@ impl HistoryTail {
                 .turning
                 .insert(lock_token.clone(), instance.clone());
         }
-        if let (None, Some(created_us)) = (&history_error, created_us) {
+        if let (None, Some(identity)) = (&history_error, identity) {
             let mut histories = self.histories.lock().expect("histories");
             if histories.in_flight.len() >= MAX_IN_FLIGHT {
                 histories.in_flight.clear();
@@ -182,7 +258,7 @@ impl HistoryTail {
             let held = Held {
                 instance: instance.clone(),
                 execution_id,
-                created_us,
+                identity,
                 history: history.clone(),
             };
             histories.in_flight.insert(lock_token.clone(), held);

@@ -13,9 +13,10 @@ use duroxide::{
 };
 use duroxide_pg::PostgresProvider;
 
-use super::HistoryTail;
+use super::{HistoryTail, Statements};
 use crate::providers::kept::KeptConnections;
 use crate::providers::layer::Stacked;
+use crate::providers::pg_functions::install::installed;
 use crate::providers::scratch::database_url as url;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -41,17 +42,12 @@ impl Layered {
             .unwrap();
         let pool = pg.pool().clone();
         let pg: Arc<dyn Provider> = Arc::new(pg);
-        let layer = Arc::new(
-            HistoryTail::install(
-                &pool,
-                schema,
-                kept(&pool),
-                &crate::providers::turn_ack_sql::install(&pool, schema).await,
-            )
-            .await
-            .unwrap()
-            .expect("the tail fetch derives from this duroxide-pg's fetch"),
-        );
+        let installed = installed(&pool, schema).await;
+        let layer = Arc::new(HistoryTail::new(
+            kept(&pool),
+            Statements::new(&installed.quoted),
+            false,
+        ));
         let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
         Self {
             schema: schema.to_string(),

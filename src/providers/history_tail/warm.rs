@@ -17,9 +17,7 @@
 //! and acks that turn (completing the instance) while fetching the next:
 //! the rides (`ride.rs`). The second acks and fetches in calls of their own.
 //! A runtime's start warms as many more as its slots can use at once
-//! ([`Warmer`]).
-//! (What stays cold is our own process: with the warm-up, the first 25
-//! hellos still took 65 to 90 ms; `docs/architecture.md`.)
+//! ([`Warmer`]). What stays cold is our own process.
 //!
 //! It cannot touch anyone's work: every call passes a store clock of 1 ms
 //! after the epoch ([`NOW_MS`]), and its start is visible from the epoch, so
@@ -29,8 +27,6 @@
 //! committed, are seen by no other session and leave with the rollback. A
 //! warm-up that fails or takes longer than [`TIMEOUT`] is dropped, which
 //! rolls it back too; the provider works as it would have, only colder.
-//! `DUROXIDE_NODE_WARM=off`, read when the provider connects, skips it (for
-//! A/B runs).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,10 +37,11 @@ use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;
 use sqlx::{Connection, PgConnection, PgPool, Postgres};
 
-use super::calls::{turn_call, work_call};
+use super::calls::fetch_arguments;
 use super::ride::{tags, Tags};
 use super::row::Row;
 use super::{version_range, HistoryTail, Range};
+use crate::providers::histories::Known;
 use crate::providers::kept_calls::{ack_turn_statement, ack_worker_statement, enqueue_statement};
 use crate::providers::pg_packing;
 
@@ -77,38 +74,26 @@ struct Calls {
     turn_ride: String,
     worker_ride: String,
     next_turn: String,
+    relaxed: bool,
     range: Range,
     tags: Tags,
 }
 
-/// What the warm-up's fetches are told they hold: nothing.
-type Known = (Vec<String>, Vec<i64>, Vec<i64>, Vec<i64>);
-
 impl HistoryTail {
     /// Warms `count` of `pool`'s connections, holding all but one of them
-    /// at most; how many it warmed. Nothing without the rides and the
-    /// worker fetch, which a hello's turns run through.
+    /// at most; how many it warmed.
     pub(super) async fn warm(&self, pool: &PgPool, schema: &str, ack: &str, count: u32) -> usize {
-        if std::env::var("DUROXIDE_NODE_WARM").as_deref() == Ok("off") {
-            return 0;
-        }
-        let (Some(turn_ride), Some(worker_ride), Some(next_turn), Some(fetch_work)) = (
-            &self.turn_ride,
-            &self.worker_ride,
-            &self.next_turn_ride,
-            &self.async_work_fetch,
-        ) else {
-            return 0;
-        };
+        let st = &self.statements;
         let calls = Arc::new(Calls {
             enqueue: enqueue_statement(schema),
-            fetch: turn_call(self.async_fetch.as_ref().unwrap_or(&self.function), 8),
+            fetch: st.fetch_turn.clone(),
             ack_turn: ack_turn_statement(ack),
-            fetch_work: work_call(fetch_work, 6),
-            ack_worker: ack_worker_statement(schema),
-            turn_ride: work_call(turn_ride, 11),
-            worker_ride: turn_call(worker_ride, 12),
-            next_turn: turn_call(next_turn, 15),
+            fetch_work: st.fetch_work.clone(),
+            ack_worker: ack_worker_statement(schema, self.relaxed),
+            turn_ride: st.ack_turn_fetch_work.clone(),
+            worker_ride: st.ack_worker_fetch_turn.clone(),
+            next_turn: st.ack_turn_fetch_turn.clone(),
+            relaxed: self.relaxed,
             range: version_range(Some(
                 &DispatcherCapabilityFilter::default_for_current_build(),
             ))
@@ -260,6 +245,7 @@ impl Calls {
             .await
             .map_err(db)?;
         let work: Option<(String, String, i32)> = sqlx::query_as(&self.fetch_work)
+            .bind(self.relaxed)
             .bind(NOW_MS)
             .bind(LOCK_TIMEOUT_MS)
             .bind(None::<&str>)
@@ -312,16 +298,14 @@ impl Calls {
         &self,
         query: QueryAs<'q, Postgres, Row, PgArguments>,
     ) -> QueryAs<'q, Postgres, Row, PgArguments> {
-        let known = Known::default();
-        query
-            .bind(known.0)
-            .bind(known.1)
-            .bind(known.2)
-            .bind(known.3)
-            .bind(NOW_MS)
-            .bind(LOCK_TIMEOUT_MS)
-            .bind(self.range.0)
-            .bind(self.range.1)
+        fetch_arguments(
+            query,
+            self.relaxed,
+            Known::default(),
+            NOW_MS,
+            Duration::from_millis(LOCK_TIMEOUT_MS as u64),
+            self.range,
+        )
     }
 }
 

@@ -219,7 +219,7 @@ async fn a_call_waiting_for_the_pool_gets_the_next_connection_given_back() {
 async fn a_client_call_runs_on_its_own_lanes_backend() {
     let pool = pool(5).await;
     open_all(&pool, 5).await;
-    let lanes = KeptConnections::lanes(pool.clone());
+    let lanes = KeptConnections::lanes(pool.clone(), true);
     let runtime = backend_of(&lanes.runtime).await;
     let client = backend_of(&lanes.client).await;
     assert_ne!(
@@ -238,7 +238,7 @@ async fn a_client_call_runs_on_its_own_lanes_backend() {
 async fn lanes_keep_one_connection_of_the_pool_free() {
     let pool = pool(5).await;
     open_all(&pool, 5).await;
-    let lanes = KeptConnections::lanes(pool.clone());
+    let lanes = KeptConnections::lanes(pool.clone(), true);
     tokio::join!(
         slow_backend_of(&lanes.runtime, 30),
         slow_backend_of(&lanes.runtime, 30),
@@ -250,7 +250,7 @@ async fn lanes_keep_one_connection_of_the_pool_free() {
     assert_eq!(lanes.client.held(), 1);
 
     let small = self::pool(MIN_POOL_FOR_LANES - 1).await;
-    let one = KeptConnections::lanes(small);
+    let one = KeptConnections::lanes(small, true);
     assert!(
         std::sync::Arc::ptr_eq(&one.runtime, &one.client),
         "a pool of {} has two lanes",
@@ -269,7 +269,7 @@ async fn a_client_lane_keeps_its_connection_while_runtime_calls_wait() {
     use std::sync::atomic::Ordering;
     let pool = pool(5).await;
     open_all(&pool, 5).await;
-    let lanes = KeptConnections::lanes(pool.clone());
+    let lanes = KeptConnections::lanes(pool.clone(), true);
     let client = backend_of(&lanes.client).await;
     // Six slow runtime calls on the four connections the client leaves.
     let slow: Vec<_> = (0..6)
@@ -308,7 +308,7 @@ async fn a_waiting_client_call_gets_the_runtime_lanes_next_connection() {
     use std::sync::Arc;
     let pool = pool(5).await;
     open_all(&pool, 5).await;
-    let lanes = KeptConnections::lanes(pool.clone());
+    let lanes = KeptConnections::lanes(pool.clone(), true);
     // Calls outside the lanes hold two connections; three runtime callers,
     // call after call, keep the other three (all the runtime's lane keeps).
     let _others = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());

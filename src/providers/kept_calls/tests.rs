@@ -35,11 +35,13 @@ impl Schema {
             .unwrap();
         let pool = pg.pool().clone();
         let pg: Arc<dyn Provider> = Arc::new(pg);
-        let ack = crate::providers::turn_ack_sql::install(&pool, &name).await;
+        let schema = crate::providers::pg_functions::install::installed(&pool, &name).await;
+        let ack = crate::providers::history_tail::ack_turn_function(&schema.quoted);
         let layer = Arc::new(KeptCalls::new(
-            &KeptConnections::lanes(pool.clone()),
-            &name,
+            &KeptConnections::lanes(pool.clone(), true),
+            &schema.quoted,
             &ack,
+            false,
         ));
         let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
         Self {
@@ -247,4 +249,292 @@ async fn acks_of_locks_that_are_gone_fail_in_the_crates_words() {
     assert!(ProviderFault::is(&work, ProviderFault::LostLock), "{work}");
     assert_eq!(s.crate_calls(), 0);
     s.drop().await;
+}
+
+/// An activity's ack commits as the caller's `synchronous_commit` says,
+/// unless the provider's `relaxedDurability` asked it not to wait for its
+/// WAL flush.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activity_ack_commits_asynchronously_only_when_relaxed() {
+    let s = Schema::new("worker_commit").await;
+    s.pg.enqueue_for_worker(WorkItem::ActivityExecute {
+        instance: "a".into(),
+        execution_id: 1,
+        id: 1,
+        name: "Step".into(),
+        input: "1".into(),
+        session_id: None,
+        tag: None,
+    })
+    .await
+    .unwrap();
+    let (_, token, _) =
+        s.pg.fetch_work_item(
+            Duration::from_secs(30),
+            Duration::ZERO,
+            None,
+            &duroxide::providers::TagFilter::DefaultOnly,
+        )
+        .await
+        .unwrap()
+        .expect("the activity");
+    let completion = serde_json::to_string(&WorkItem::ActivityCompleted {
+        instance: "a".into(),
+        execution_id: 1,
+        id: 1,
+        result: "2".into(),
+    })
+    .unwrap();
+    // Neither `on` nor `off`: what a call that leaves the setting leaves.
+    for (relaxed, mode) in [(false, "local"), (true, "off")] {
+        let mut tx = s.pool.begin().await.unwrap();
+        sqlx::query("SET LOCAL synchronous_commit TO local")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        // Rolled back: the item is there for the next.
+        sqlx::query(&super::ack_worker_statement(&s.name, relaxed))
+            .bind(&token)
+            .bind("a")
+            .bind(&completion)
+            .bind(now_ms() as i64)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        let after: String = sqlx::query_scalar("SELECT current_setting('synchronous_commit')")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+        tx.rollback().await.unwrap();
+        assert_eq!(after, mode, "relaxed: {relaxed}");
+    }
+    s.drop().await;
+}
+
+/// A TCP proxy to Postgres that, once armed, lets the server run the
+/// first statement naming `enqueue_orchestrator_work` and, when the
+/// server's answer to it ends (ReadyForQuery: the implicit transaction
+/// committed), closes the client's connection instead of forwarding that
+/// answer: a call whose commit the client cannot know of.
+mod cut {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::task::JoinHandle;
+
+    const CALL: &[u8] = b"enqueue_orchestrator_work";
+
+    pub(super) struct Proxy {
+        pub(super) port: u16,
+        armed: Arc<AtomicBool>,
+        cuts: Arc<AtomicUsize>,
+        accept: JoinHandle<()>,
+    }
+
+    impl Proxy {
+        pub(super) async fn start(target: String) -> Self {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let armed = Arc::new(AtomicBool::new(false));
+            let cuts = Arc::new(AtomicUsize::new(0));
+            let (a, c) = (armed.clone(), cuts.clone());
+            let accept = tokio::spawn(async move {
+                while let Ok((client, _)) = listener.accept().await {
+                    tokio::spawn(pipe(client, target.clone(), a.clone(), c.clone()));
+                }
+            });
+            Self {
+                port,
+                armed,
+                cuts,
+                accept,
+            }
+        }
+
+        pub(super) fn arm(&self) {
+            self.armed.store(true, Ordering::SeqCst);
+        }
+
+        pub(super) fn cuts(&self) -> usize {
+            self.cuts.load(Ordering::SeqCst)
+        }
+    }
+
+    impl Drop for Proxy {
+        fn drop(&mut self) {
+            self.accept.abort();
+        }
+    }
+
+    /// Complete protocol messages at the front of `buf`, removed from it:
+    /// type byte (none for the first message a client sends) and body.
+    fn messages(buf: &mut Vec<u8>, untyped_first: &mut bool) -> Vec<(u8, Vec<u8>)> {
+        let mut out = Vec::new();
+        loop {
+            let head = if *untyped_first { 0 } else { 1 };
+            if buf.len() < head + 4 {
+                return out;
+            }
+            let len = u32::from_be_bytes(buf[head..head + 4].try_into().unwrap()) as usize;
+            if buf.len() < head + len {
+                return out;
+            }
+            let kind = if *untyped_first { 0 } else { buf[0] };
+            let whole: Vec<u8> = buf.drain(..head + len).collect();
+            *untyped_first = false;
+            out.push((kind, whole));
+        }
+    }
+
+    async fn pipe(
+        client: TcpStream,
+        target: String,
+        armed: Arc<AtomicBool>,
+        cuts: Arc<AtomicUsize>,
+    ) {
+        let Ok(server) = TcpStream::connect(&target).await else {
+            return;
+        };
+        let (mut client_read, mut client_write) = client.into_split();
+        let (mut server_read, mut server_write) = server.into_split();
+        // Set once this connection's client sent the call and executed it.
+        let executing = Arc::new(AtomicBool::new(false));
+        let exec = executing.clone();
+        let upstream = tokio::spawn(async move {
+            let (mut buf, mut first, mut named) = (Vec::new(), true, false);
+            let mut chunk = vec![0u8; 16 * 1024];
+            loop {
+                let n = match client_read.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                buf.extend_from_slice(&chunk[..n]);
+                // Before the bytes go on: the answer may come back at once.
+                for (kind, message) in messages(&mut buf, &mut first) {
+                    if armed.load(Ordering::SeqCst)
+                        && message.windows(CALL.len()).any(|w| w == CALL)
+                    {
+                        named = true;
+                    }
+                    if named && kind == b'E' && armed.swap(false, Ordering::SeqCst) {
+                        exec.store(true, Ordering::SeqCst);
+                    }
+                }
+                if server_write.write_all(&chunk[..n]).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let (mut buf, mut first) = (Vec::new(), false);
+        let mut chunk = vec![0u8; 16 * 1024];
+        loop {
+            let n = match server_read.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            buf.extend_from_slice(&chunk[..n]);
+            for (kind, message) in messages(&mut buf, &mut first) {
+                if executing.load(Ordering::SeqCst) {
+                    if kind == b'Z' {
+                        cuts.fetch_add(1, Ordering::SeqCst);
+                        let _ = client_write.shutdown().await;
+                        upstream.abort();
+                        return;
+                    }
+                    // The answer is held back, then dropped.
+                    continue;
+                }
+                if client_write.write_all(&message).await.is_err() {
+                    upstream.abort();
+                    return;
+                }
+            }
+        }
+        upstream.abort();
+    }
+}
+
+/// `url` with its host and port replaced by the proxy's, without TLS
+/// (the proxy reads the protocol), and the server's `host:port`.
+fn through_proxy(url: &str, port: u16) -> (String, String) {
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let (user, hostport) = match authority.rsplit_once('@') {
+        Some((user, hostport)) => (format!("{user}@"), hostport),
+        None => (String::new(), authority),
+    };
+    let target = if hostport.contains(':') {
+        hostport.to_string()
+    } else {
+        format!("{hostport}:5432")
+    };
+    let sep = if path.contains('?') { '&' } else { '?' };
+    (
+        format!("{scheme}://{user}127.0.0.1:{port}/{path}{sep}sslmode=disable"),
+        target,
+    )
+}
+
+/// Regression: after an I/O error the layer ran the crate's enqueue again,
+/// and an event whose first enqueue had committed was queued twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_enqueue_whose_connection_fails_after_the_commit_is_not_delivered_twice() {
+    let name = format!("kept_calls_cut_{}", std::process::id());
+    let (_, target) = through_proxy(&url(), 0);
+    let proxy = cut::Proxy::start(target).await;
+    let (proxied, _) = through_proxy(&url(), proxy.port);
+    let pg = PostgresProvider::new_with_schema(&proxied, Some(&name))
+        .await
+        .unwrap();
+    let pool = pg.pool().clone();
+    let pg: Arc<dyn Provider> = Arc::new(pg);
+    let schema = crate::providers::pg_functions::install::installed(&pool, &name).await;
+    let ack = crate::providers::history_tail::ack_turn_function(&schema.quoted);
+    let layer = Arc::new(KeptCalls::new(
+        &KeptConnections::lanes(pool.clone(), true),
+        &schema.quoted,
+        &ack,
+        false,
+    ));
+    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+
+    proxy.arm();
+    let event = WorkItem::ExternalRaised {
+        instance: "e".into(),
+        name: "go".into(),
+        data: "\"once\"".into(),
+    };
+    let enqueued = store.enqueue_for_orchestrator(event, None).await;
+    assert_eq!(proxy.cuts(), 1, "the enqueue's connection was not cut");
+
+    // Read past the proxy.
+    let direct = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&url())
+        .await
+        .unwrap();
+    let queued: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT work_item FROM {}.orchestrator_queue WHERE instance_id = 'e'",
+        schema.quoted
+    ))
+    .fetch_all(&direct)
+    .await
+    .unwrap();
+    assert_eq!(
+        queued.len(),
+        1,
+        "delivered {} times: {queued:?}",
+        queued.len()
+    );
+    assert!(queued[0].contains("once"), "{queued:?}");
+    // The caller learns the outcome is unknown, as from the crate's call.
+    let err = enqueued.expect_err("the enqueue's connection failed");
+    assert!(err.is_retryable(), "{err}");
+    sqlx::raw_sql(&format!("DROP SCHEMA {} CASCADE", schema.quoted))
+        .execute(&direct)
+        .await
+        .unwrap();
+    pool.close().await;
 }

@@ -12,7 +12,7 @@ use duroxide::runtime::registry::ActivityRegistry;
 use duroxide::runtime::{Runtime, RuntimeOptions};
 use duroxide::{ActivityContext, Client, OrchestrationContext, OrchestrationRegistry};
 
-use super::{ended, stacked, with_wakeups, Look, Seen, Wakeups};
+use super::{ended, stacked, with_wakeups, Look, Seen, WakeupOptions, Wakeups};
 use crate::providers::layer::{Layer, Stacked};
 use crate::providers::Backend;
 
@@ -56,11 +56,17 @@ async fn store(
 ) {
     let (dir, backend, counted, fetches) = counted_sqlite(name).await;
     let endings = Arc::new(ended::Endings::default());
-    let store = with_wakeups(counted, &backend, endings.clone());
+    let store = with_wakeups(
+        counted,
+        &backend,
+        endings.clone(),
+        WakeupOptions::of(None, None),
+    );
     (dir, store, endings, fetches)
 }
 
-/// [`store`] with `DUROXIDE_NODE_WAKEUP_LOOKS=every`: no look is skipped.
+/// [`store`] with every look made: none is skipped (the layer before
+/// `wakeup/signal.rs`).
 async fn store_looking_every_time(name: &str) -> (TempDir, Arc<dyn Provider>, Arc<AtomicUsize>) {
     let (dir, backend, counted, fetches) = counted_sqlite(name).await;
     let shared = Arc::new(Wakeups {
@@ -82,6 +88,10 @@ async fn counted_sqlite(name: &str) -> (TempDir, Backend, Arc<dyn Provider>, Arc
     let sqlite = SqliteProvider::new(&url, None).await.unwrap();
     let backend = Backend::Sqlite {
         pool: sqlite.get_pool().clone(),
+        fast_paths: crate::providers::fast_paths::FastPaths::with(
+            &crate::providers::fast_paths::SQLITE_PATHS,
+        ),
+        set_aside: Default::default(),
     };
     let fetches = Arc::new(AtomicUsize::new(0));
     let counted = Stacked::over(CountWorkFetches(fetches.clone()), Arc::new(sqlite));
@@ -236,6 +246,10 @@ async fn a_message_that_arrives_during_a_turn_is_taken_when_the_turn_acks() {
     let sqlite = SqliteProvider::new(&url, None).await.unwrap();
     let backend = Backend::Sqlite {
         pool: sqlite.get_pool().clone(),
+        fast_paths: crate::providers::fast_paths::FastPaths::with(
+            &crate::providers::fast_paths::SQLITE_PATHS,
+        ),
+        set_aside: Default::default(),
     };
     let (entered_tx, entered_rx) = tokio::sync::oneshot::channel();
     let (release_tx, release_rx) = tokio::sync::oneshot::channel();
@@ -424,8 +438,8 @@ async fn an_idle_provider_looks_once_a_fallback_tick_not_once_per_slot() {
     );
 }
 
-/// Regression: `DUROXIDE_NODE_WAKEUP_LOOKS=every`, the A/B switch for
-/// skipping covered looks, still shared the fallback ticks among slots.
+/// Regression: with every look made (no covered look skipped), the
+/// fallback ticks were still shared among slots.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_looks_every_each_idle_slot_looks_every_fallback_tick() {
     const SLOTS: usize = 4;

@@ -41,6 +41,7 @@ fn subject(code: Code) -> Subject {
         .expect("registered");
     Subject {
         handler,
+        waits: Default::default(),
         instance: "i".into(),
         execution: 1,
         name: "O".into(),
@@ -116,6 +117,14 @@ fn the_recorded_code_replays_clean_ended_or_running() {
 fn a_swapped_activity_diverges_at_its_schedule() {
     let d = subject(Code::Swapped).check(&history()).expect("diverges");
     assert_eq!(d.index, 3);
+    // Numbered as the history numbers it, in the field and in the message.
+    assert_eq!(d.event_id, 4);
+    assert!(
+        d.message
+            .starts_with("at event 4 the history has activity 'B'"),
+        "{}",
+        d.message
+    );
     assert!(
         matches!(&d.recorded.unwrap().kind, EventKind::ActivityScheduled { name, .. } if name == "B")
     );
@@ -145,6 +154,8 @@ fn a_timer_after_the_last_step_diverges_at_the_recorded_end_only() {
         .check(&history())
         .expect("diverges");
     assert_eq!(d.index, 5);
+    assert_eq!(d.event_id, 6);
+    assert!(d.message.contains("at event 6"), "{}", d.message);
     assert!(matches!(
         d.recorded.unwrap().kind,
         EventKind::OrchestrationCompleted { .. }

@@ -6,7 +6,8 @@ use duroxide_pg::PostgresProvider;
 use sqlx::PgPool;
 
 use super::super::tests::kept;
-use super::super::HistoryTail;
+use super::super::{ack_turn_function, HistoryTail, Statements};
+use crate::providers::pg_functions::install::installed;
 use crate::providers::scratch::database_url as url;
 
 /// Every row of the schema's tables, as text, in a stable order.
@@ -61,14 +62,14 @@ async fn warm_ups_run_a_whole_hello_and_leave_the_store_as_it_was() {
     let before = rows(&pool, &schema).await;
     assert_eq!(before.len(), 1, "{before:?}");
 
-    let ack = crate::providers::turn_ack_sql::install(&pool, &schema).await;
-    let layer = HistoryTail::install(&pool, &schema, kept(&pool), &ack)
-        .await
-        .unwrap()
-        .expect("the tail fetch derives from this duroxide-pg's fetch");
+    let installed = installed(&pool, &schema).await;
+    let ack = ack_turn_function(&installed.quoted);
+    let layer = HistoryTail::new(kept(&pool), Statements::new(&installed.quoted), false);
     let max = pool.options().get_max_connections();
     assert_eq!(
-        layer.warm(&pool, &schema, &ack, super::WARMED).await,
+        layer
+            .warm(&pool, &installed.quoted, &ack, super::WARMED)
+            .await,
         (max - 1).min(super::WARMED) as usize
     );
     assert_eq!(rows(&pool, &schema).await, before);
@@ -88,16 +89,22 @@ async fn a_connect_warms_the_pools_connections() {
         .await
         .unwrap();
     let pool = pg.pool().clone();
-    let ack = crate::providers::turn_ack_sql::install(&pool, &schema).await;
-    let (_store, for_runtimes) = super::super::over(
+    let installed = installed(&pool, &schema).await;
+    let (_store, _for_runtimes) = super::super::over(
         std::sync::Arc::new(pg) as std::sync::Arc<dyn Provider>,
         &pool,
-        &schema,
+        &installed,
         kept(&pool),
-        &ack,
+        false,
+        (
+            crate::providers::contain::Store::Postgres {
+                pool: pool.clone(),
+                schema_q: installed.quoted.clone(),
+            },
+            Default::default(),
+        ),
     )
     .await;
-    assert!(for_runtimes.is_some());
     assert!(
         pool.size() >= super::WARMED,
         "the pool has {} connections",
@@ -119,7 +126,7 @@ async fn a_runtime_start_warms_a_connection_per_slot() {
     let schema = format!("tail_warm_runtime_{}", std::process::id());
     let options = PostgresConnectOptions {
         max_connections: Some(12),
-        migrations: None,
+        ..Default::default()
     };
     let provider = connect_postgres(url(), Some(schema.clone()), Some(options))
         .await

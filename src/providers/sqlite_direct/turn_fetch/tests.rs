@@ -10,6 +10,7 @@ use std::time::Duration;
 use duroxide::providers::sqlite::SqliteProvider;
 use duroxide::providers::{ExecutionMetadata, Provider, WorkItem};
 use duroxide::{Event, EventKind};
+use rusqlite::OptionalExtension;
 
 use super::super::tests::{file_store, rows, scheduled, shown, start, Store, LOCK};
 use crate::providers::histories::MIN_EVENTS;
@@ -144,4 +145,119 @@ async fn a_turn_reads_only_the_events_after_its_last_acks_history() {
     let first_held = MIN_EVENTS.div_ceil(2);
     let tails = (24 - first_held) + 4;
     assert_eq!(layer.unwrap().tails_read(), tails as u64);
+}
+
+/// A small deterministic generator for the queue states below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// The fetch's candidate, looked for at the front of the queue first, is the
+/// crate's in every state of the queue: messages visible or not, instances
+/// locked or not (live or expired locks), of supported versions or not, with
+/// fewer and more ineligible messages at the front than it looks at.
+#[tokio::test]
+async fn the_candidate_found_at_the_front_of_the_queue_is_the_crates() {
+    let (s, _) = file_store(false).await;
+    let mut conn = rusqlite::Connection::open(&s.path).unwrap();
+    let now: i64 = 1_000_000_000;
+    let mut rng = Lcg(7);
+    for round in 0..60 {
+        let tx = conn.transaction().unwrap();
+        for table in [
+            "orchestrator_queue",
+            "instance_locks",
+            "instances",
+            "executions",
+        ] {
+            tx.execute(&format!("DELETE FROM {table}"), []).unwrap();
+        }
+        let instances = 1 + rng.below(40);
+        for i in 0..instances {
+            let id = format!("i{i}");
+            match rng.below(4) {
+                0 => {}
+                1 => {
+                    tx.execute(
+                        "INSERT INTO instance_locks VALUES (?1, 't', ?2, 0)",
+                        rusqlite::params![id, now + 1000],
+                    )
+                    .unwrap();
+                }
+                _ => {
+                    tx.execute(
+                        "INSERT INTO instance_locks VALUES (?1, 't', ?2, 0)",
+                        rusqlite::params![id, now - 1000],
+                    )
+                    .unwrap();
+                }
+            }
+            if rng.below(2) == 0 {
+                tx.execute(
+                    "INSERT INTO instances (instance_id, orchestration_name, orchestration_version, current_execution_id)
+                     VALUES (?1, 'O', '1.0.0', 1)",
+                    [&id],
+                )
+                .unwrap();
+                let minor = rng.below(4) as i64;
+                tx.execute(
+                    "INSERT INTO executions (instance_id, execution_id, duroxide_version_major,
+                       duroxide_version_minor, duroxide_version_patch) VALUES (?1, 1, 0, ?2, 0)",
+                    rusqlite::params![id, minor],
+                )
+                .unwrap();
+            }
+        }
+        // Some rounds put more ineligible messages at the front than the
+        // front read covers, so the crate's statement has to run.
+        let hidden_front = if round % 3 == 0 {
+            super::FRONT_ROWS as u64 + rng.below(20)
+        } else {
+            0
+        };
+        let messages = hidden_front + rng.below(200);
+        for m in 0..messages {
+            let visible = m >= hidden_front && rng.below(3) != 0;
+            tx.execute(
+                "INSERT INTO orchestrator_queue (instance_id, work_item, visible_at) VALUES (?1, '{}', ?2)",
+                rusqlite::params![
+                    format!("i{}", rng.below(instances)),
+                    if visible { now - 10 } else { now + 10 }
+                ],
+            )
+            .unwrap();
+        }
+        for versions in [
+            None,
+            Some((0, 1_000_000)),
+            Some((2_000, 3_000)),
+            Some((9, 9)),
+        ] {
+            let crate_says: Option<String> = match versions {
+                None => tx
+                    .query_row(super::CANDIDATE, [now], |r| r.get(0))
+                    .optional()
+                    .unwrap(),
+                Some((min, max)) => tx
+                    .query_row(
+                        super::CANDIDATE_IN_VERSIONS,
+                        rusqlite::params![now, min, max],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .unwrap(),
+            };
+            let ours = super::next_candidate(&tx, now, versions).unwrap();
+            assert_eq!(ours, crate_says, "round {round}, versions {versions:?}");
+        }
+        tx.rollback().unwrap();
+    }
 }

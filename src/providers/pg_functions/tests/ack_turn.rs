@@ -1,45 +1,9 @@
-//! The derived turn ack against the crate's on real Postgres schemas.
+//! `ack_turn.sql` against the crate's `ack_orchestration_item`, on real
+//! schemas: the same rows, the same errors, fewer writes.
 
 use serde_json::{json, Value};
 
-use super::*;
-use crate::providers::scratch::database_url as url;
-
-#[test]
-fn a_definition_without_the_crate_blocks_is_not_derived() {
-    assert!(derive(
-        "CREATE FUNCTION s.ack_orchestration_item() RETURNS void",
-        "s"
-    )
-    .is_none());
-}
-
-/// A schema of its own, migrated by duroxide-pg, with our ack installed;
-/// `ack` is the function a test calls (ours, or the crate's to compare).
-struct Schema {
-    name: String,
-    pool: PgPool,
-    ours: String,
-}
-
-impl Schema {
-    async fn new(tag: &str) -> Self {
-        let name = format!("turn_ack_{tag}_{}", std::process::id());
-        let pg = duroxide_pg::PostgresProvider::new_with_schema(&url(), Some(&name))
-            .await
-            .unwrap();
-        let pool = pg.pool().clone();
-        let ours = install(&pool, &name).await;
-        Self { name, pool, ours }
-    }
-
-    async fn drop(self) {
-        sqlx::query(&format!("DROP SCHEMA {} CASCADE", self.name))
-            .execute(&self.pool)
-            .await
-            .unwrap();
-    }
-}
+use super::fixture::Scratch;
 
 const NOW_MS: i64 = 1_700_000_000_000;
 
@@ -99,15 +63,21 @@ fn ended(status: &str, output: &str, kv: Value) -> Value {
             "custom_status_action": null, "custom_status_value": null, "kv_mutations": kv })
 }
 
+/// An activity of `instance`'s first execution, with its session and tag.
+fn activity_of(instance: &str, id: i64, session: Option<&str>, tag: Option<&str>) -> Value {
+    json!({ "ActivityExecute": { "instance": instance, "execution_id": 1, "id": id, "name": "A",
+                                 "input": "1", "session_id": session, "tag": tag } })
+}
+
 /// The turns of a few instances, each first turn to last: a start that
 /// schedules an activity and a completion that sets key-values; a failure
 /// with none; a continue-as-new and the next execution's start (the
 /// instance row exists) and completion, which clears all key-values; a
 /// sub-orchestration whose later turn names another parent (the first
-/// stays) and whose completion clears a key it never set.
+/// stays) and whose completion clears a key it never set; a start that
+/// schedules two activities, one with a session and a tag.
 fn turns() -> Vec<Turn> {
-    let activity = json!({ "ActivityExecute": { "instance": "a", "execution_id": 1, "id": 2, "name": "A",
-                                                "input": "1", "session_id": null, "tag": null } });
+    let activity = activity_of("a", 2, None, None);
     let kv_a = json!([{ "action": "set", "key": "k", "value": "v" },
                       { "action": "set", "key": "j", "value": "w", "last_updated_at_ms": 5 }]);
     let next = json!({ "ContinueAsNew": { "instance": "c", "orchestration": "O", "input": "2", "version": "1.0.0" } });
@@ -150,26 +120,34 @@ fn turns() -> Vec<Turn> {
     ]
 }
 
-/// An activity of `instance`'s first execution, with its session and tag.
-fn activity_of(instance: &str, id: i64, session: Option<&str>, tag: Option<&str>) -> Value {
-    json!({ "ActivityExecute": { "instance": instance, "execution_id": 1, "id": id, "name": "A",
-                                 "input": "1", "session_id": session, "tag": tag } })
-}
-
-/// Runs `turn` with `ack` in `tx`, as a fetch would have left it locked.
+/// Runs `turn` with `ack` on `conn`, as a fetch would have left it locked.
 async fn ack_turn(
-    tx: &mut sqlx::PgConnection,
-    s: &Schema,
+    conn: &mut sqlx::PgConnection,
+    s: &Scratch,
     ack: &str,
     turn: &Turn,
     token: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(&format!("INSERT INTO {}.instance_locks (instance_id, lock_token, locked_until, locked_at) VALUES ($1, $2, $3, $4)", s.name))
-        .bind(turn.instance).bind(token).bind(NOW_MS + 60_000).bind(NOW_MS)
-        .execute(&mut *tx).await?;
-    sqlx::query(&format!("INSERT INTO {}.orchestrator_queue (instance_id, work_item, visible_at, lock_token, locked_until, created_at) VALUES ($1, 'm', now(), $2, $3, now())", s.name))
-        .bind(turn.instance).bind(token).bind(NOW_MS + 60_000)
-        .execute(&mut *tx).await?;
+    let q = &s.schema.quoted;
+    sqlx::query(&format!(
+        "INSERT INTO {q}.instance_locks (instance_id, lock_token, locked_until, locked_at) \
+         VALUES ($1, $2, $3, $4)"
+    ))
+    .bind(turn.instance)
+    .bind(token)
+    .bind(NOW_MS + 60_000)
+    .bind(NOW_MS)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(&format!(
+        "INSERT INTO {q}.orchestrator_queue (instance_id, work_item, visible_at, lock_token, \
+         locked_until, created_at) VALUES ($1, 'm', now(), $2, $3, now())"
+    ))
+    .bind(turn.instance)
+    .bind(token)
+    .bind(NOW_MS + 60_000)
+    .execute(&mut *conn)
+    .await?;
     sqlx::query(&format!("SELECT {ack}($1, $2, $3, $4, $5, $6, $7, $8)"))
         .bind(token)
         .bind(NOW_MS)
@@ -179,16 +157,16 @@ async fn ack_turn(
         .bind(&turn.orchestrator)
         .bind(&turn.metadata)
         .bind(json!([]))
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
     Ok(())
 }
 
 /// The worker queue's items in the order of their ids.
-async fn queued(s: &Schema) -> String {
+async fn queued(s: &Scratch) -> Option<String> {
     sqlx::query_scalar(&format!(
         "SELECT string_agg(work_item, ' | ' ORDER BY id) FROM {}.worker_queue",
-        s.name
+        s.schema.quoted
     ))
     .fetch_one(&s.pool)
     .await
@@ -196,7 +174,7 @@ async fn queued(s: &Schema) -> String {
 }
 
 /// Every row of the schema's tables but the queues' sequence numbers.
-async fn rows(s: &Schema) -> Vec<String> {
+async fn rows(s: &Scratch) -> Vec<String> {
     let tables = [
         "instances",
         "executions",
@@ -211,7 +189,7 @@ async fn rows(s: &Schema) -> Vec<String> {
     for table in tables {
         let mut rows: Vec<String> = sqlx::query_scalar(&format!(
             "SELECT '{table} ' || (to_jsonb(t) - 'id')::text FROM {}.{table} t",
-            s.name
+            s.schema.quoted
         ))
         .fetch_all(&s.pool)
         .await
@@ -224,18 +202,13 @@ async fn rows(s: &Schema) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_derived_ack_writes_the_rows_the_crates_writes() {
-    let theirs = Schema::new("theirs").await;
-    let ours = Schema::new("ours").await;
-    assert!(
-        ours.ours.contains("duroxide_node_ack_turn_"),
-        "this duroxide-pg's ack derives: {}",
-        ours.ours
-    );
+    let theirs = Scratch::new("ack_theirs").await;
+    let ours = Scratch::new("ack_ours").await;
     for (i, turn) in turns().iter().enumerate() {
         let token = format!("t{i}");
         for (s, ack) in [
-            (&theirs, crate_ack(&theirs.name)),
-            (&ours, ours.ours.clone()),
+            (&theirs, theirs.crate_function("ack_orchestration_item")),
+            (&ours, ours.function("ack_turn.sql")),
         ] {
             let mut conn = s.pool.acquire().await.unwrap();
             ack_turn(&mut conn, s, &ack, turn, &token).await.unwrap();
@@ -243,11 +216,21 @@ async fn the_derived_ack_writes_the_rows_the_crates_writes() {
     }
     let (a, b) = (rows(&theirs).await, rows(&ours).await);
     // A turn's worker items are queued in the order it scheduled them.
-    assert_eq!(queued(&theirs).await, queued(&ours).await);
-    assert!(
-        a.iter().any(|r| r.starts_with("kv_store ")),
-        "the turns leave key-values: {a:#?}"
-    );
+    let order = queued(&theirs).await;
+    assert!(order.is_some(), "the turns queue activities");
+    assert_eq!(queued(&ours).await, order);
+    for table in [
+        "instances ",
+        "executions ",
+        "history ",
+        "kv_store ",
+        "worker_queue ",
+    ] {
+        assert!(
+            a.iter().any(|r| r.starts_with(table)),
+            "the turns leave rows in {table}: {a:#?}"
+        );
+    }
     assert_eq!(a, b);
     theirs.drop().await;
     ours.drop().await;
@@ -255,8 +238,11 @@ async fn the_derived_ack_writes_the_rows_the_crates_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_lock_fails_the_derived_ack_as_the_crates() {
-    let s = Schema::new("lost").await;
-    for ack in [crate_ack(&s.name), s.ours.clone()] {
+    let s = Scratch::new("ack_lost").await;
+    for ack in [
+        s.crate_function("ack_orchestration_item"),
+        s.function("ack_turn.sql"),
+    ] {
         let err = sqlx::query(&format!(
             "SELECT {ack}('gone', $1, 1, '[]', '[]', '[]', '{{}}', '[]')"
         ))
@@ -264,10 +250,11 @@ async fn a_lost_lock_fails_the_derived_ack_as_the_crates() {
         .execute(&s.pool)
         .await
         .unwrap_err();
-        assert!(
-            err.to_string().contains("Invalid lock token"),
-            "{ack}: {err}"
-        );
+        let message = match &err {
+            sqlx::Error::Database(db) => db.message().to_string(),
+            other => panic!("{ack}: {other}"),
+        };
+        assert_eq!(message, "Invalid lock token", "{ack}");
     }
     s.drop().await;
 }
@@ -276,8 +263,12 @@ async fn a_lost_lock_fails_the_derived_ack_as_the_crates() {
 /// the backend, as far as it has not yet reported them.
 async fn counts(tx: &mut sqlx::PgConnection, schema: &str) -> (i64, i64) {
     let written = |table: &'static str| {
-        sqlx::query_scalar::<_, i64>("SELECT n_tup_ins + n_tup_upd FROM pg_stat_xact_user_tables WHERE schemaname = $1 AND relname = $2")
-            .bind(schema).bind(table)
+        sqlx::query_scalar::<_, i64>(
+            "SELECT n_tup_ins + n_tup_upd FROM pg_stat_xact_user_tables \
+             WHERE schemaname = $1 AND relname = $2",
+        )
+        .bind(schema)
+        .bind(table)
     };
     let instances = written("instances").fetch_one(&mut *tx).await.unwrap();
     (
@@ -288,17 +279,23 @@ async fn counts(tx: &mut sqlx::PgConnection, schema: &str) -> (i64, i64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_derived_ack_writes_the_instance_and_execution_rows_once() {
-    let s = Schema::new("once").await;
+    let s = Scratch::new("ack_once").await;
     let turns = turns();
     // A first turn (a new instance that pins a version and sets a custom
     // status) and its completion: the crate's inserts the instance and
     // updates it three times, ours inserts it and sets its custom status.
     for (ack, instance_rows, execution_rows) in [
-        (crate_ack(&s.name), [4, 1], [2, 1]),
-        (s.ours.clone(), [2, 1], [2, 1]),
+        (s.crate_function("ack_orchestration_item"), [4, 1], [2, 1]),
+        (s.function("ack_turn.sql"), [2, 1], [2, 1]),
     ] {
-        sqlx::query(&format!("TRUNCATE {0}.instances, {0}.executions, {0}.history, {0}.worker_queue, {0}.kv_store, {0}.kv_delta", s.name))
-            .execute(&s.pool).await.unwrap();
+        sqlx::query(&format!(
+            "TRUNCATE {0}.instances, {0}.executions, {0}.history, {0}.worker_queue, \
+             {0}.kv_store, {0}.kv_delta",
+            s.schema.quoted
+        ))
+        .execute(&s.pool)
+        .await
+        .unwrap();
         for (i, turn) in turns[..2].iter().enumerate() {
             let mut tx = s.pool.begin().await.unwrap();
             // The backend's counts may still hold earlier transactions'.
