@@ -156,9 +156,13 @@ test('on() and off() check their arguments, and a removed listener is not called
 test('the late ack of a cancelled race loser is not a lost lock', async (t) => {
   const store = await sqliteFile(t)
   let finished = 0
+  // The loser returns once the orchestration completed, so its ack always
+  // meets the removed row (a fixed delay let a loaded machine ack it first).
+  let release
+  const released = new Promise((r) => (release = r))
   const rt = await startRuntime(t, store.provider, (rt) => {
     rt.registerActivity('Slow', async () => {
-      await new Promise((r) => setTimeout(r, 300))
+      await released
       finished += 1
       return 'too late'
     })
@@ -170,7 +174,11 @@ test('the late ack of a cancelled race loser is not a lost lock', async (t) => {
   const client = new Client(store.provider)
   const id = uniqueName('race')
   await client.startOrchestration(id, 'Race')
-  assert.deepEqual((await client.waitForOrchestration(id, 20000)).output, { index: 1, value: null })
+  try {
+    assert.deepEqual((await client.waitForOrchestration(id, 20000)).output, { index: 1, value: null })
+  } finally {
+    release()
+  }
   // duroxide counts the refused ack of the finished loser as an infrastructure error.
   await eventually(() => finished === 1 && rt.metricsSnapshot().activityInfraErrors === 1, {
     what: 'the loser to finish and its ack to be refused',
