@@ -18,9 +18,32 @@ const { SqliteProvider, PostgresProvider, Runtime, Client, DuroxideError } = req
  * fixtures/store.js). Note that `t.after` callbacks run in registration
  * order: shut runtimes down before dropping their store.
  */
+// node:test runs `after` hooks in the order they were added, which would
+// drop a test's schema while the runtime started on it still polls (CI saw
+// DROP SCHEMA deadlock with a fetch). So each context gets one hook that
+// runs its cleanups last-in first-out: the runtime stops, then its store goes.
+const cleanups = new WeakMap()
+
 function onCleanup(t, fn) {
-  if (t && typeof t.after === 'function') t.after(fn)
-  else if (t !== null) throw new Error('pass a test context (t) or null and clean up yourself')
+  if (t && typeof t.after === 'function') {
+    let stack = cleanups.get(t)
+    if (!stack) {
+      stack = []
+      cleanups.set(t, stack)
+      t.after(async () => {
+        let failure = null
+        for (const cleanup of stack.reverse()) {
+          try {
+            await cleanup()
+          } catch (err) {
+            failure = failure || err
+          }
+        }
+        if (failure) throw failure
+      })
+    }
+    stack.push(fn)
+  } else if (t !== null) throw new Error('pass a test context (t) or null and clean up yourself')
 }
 
 const DATABASE_URL = process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres'
