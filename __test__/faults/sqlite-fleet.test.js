@@ -15,9 +15,12 @@ const { readEffects } = require('./workers/catalog')
 
 const OPTIONS = { orchestrationConcurrency: 2, workerConcurrency: 4, dispatcherPollIntervalMs: 10 }
 
+// Activities of 20 ms: a member whose activity slots are all sleeping writes
+// nothing, so the others get the file. With instant activities one member
+// once kept the write lock busy enough to finish all 90 in 1.2 s (0/0/90).
 function shapeOf(i) {
-  if (i % 3 === 0) return ['FanOut', { n: 5 }, Array.from({ length: 5 }, (_, k) => `f${k}:done`)]
-  if (i % 3 === 1) return ['Chain', { n: 3 }, ['s0:done', 's1:done', 's2:done']]
+  if (i % 3 === 0) return ['FanOut', { n: 5, ms: 20 }, Array.from({ length: 5 }, (_, k) => `f${k}:done`)]
+  if (i % 3 === 1) return ['Chain', { n: 3, ms: 20 }, ['s0:done', 's1:done', 's2:done']]
   return ['Hello', `n${i}`, `hello-n${i}:done`]
 }
 
