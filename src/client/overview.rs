@@ -105,8 +105,7 @@ async fn activity_sqlite(
 ) -> BridgeResult<(Vec<(String, i64)>, Vec<BucketRow>)> {
     let op = "storeActivity";
     let by_status =
-        store_sql::fetch_sqlite(op, pool, &BY_STATUS.replace("{s}", ""), Params::new(false))
-            .await?;
+        store_sql::fetch(op, pool, &BY_STATUS.replace("{s}", ""), Params::new(false)).await?;
     let mut p = Params::new(false);
     let sql = format!(
         "SELECT ({SQLITE_CREATED_MS} - {since}) / {size}, '', COUNT(*) FROM instances i \
@@ -115,7 +114,7 @@ async fn activity_sqlite(
         size = p.int(size),
         from = p.text(store_sql::sqlite_timestamp(since, false)),
     );
-    let mut rows: Vec<BucketRow> = store_sql::fetch_sqlite(op, pool, &sql, p).await?;
+    let mut rows: Vec<BucketRow> = store_sql::fetch(op, pool, &sql, p).await?;
     let mut p = Params::new(false);
     let sql = format!(
         "SELECT (completed_at - {since}) / {size}, status, COUNT(*) FROM executions \
@@ -125,7 +124,7 @@ async fn activity_sqlite(
         size = p.int(size),
         from = p.int(since),
     );
-    rows.extend(store_sql::fetch_sqlite::<BucketRow>(op, pool, &sql, p).await?);
+    rows.extend(store_sql::fetch::<_, BucketRow>(op, pool, &sql, p).await?);
     Ok((by_status, rows))
 }
 
@@ -138,7 +137,7 @@ async fn activity_postgres(
     let op = "storeActivity";
     // `schema` was validated as a plain identifier at connect time.
     let qualified = format!("{schema}.");
-    let by_status = store_sql::fetch_postgres(
+    let by_status = store_sql::fetch(
         op,
         pool,
         &BY_STATUS.replace("{s}", &qualified),
@@ -159,7 +158,7 @@ async fn activity_postgres(
          WHERE created_at >= TIMESTAMPTZ 'epoch' + {}::FLOAT8 * INTERVAL '1 millisecond' GROUP BY 1",
         p.int(since)
     );
-    let mut rows: Vec<BucketRow> = store_sql::fetch_postgres(op, pool, &sql, p).await?;
+    let mut rows: Vec<BucketRow> = store_sql::fetch(op, pool, &sql, p).await?;
     let mut p = Params::new(true);
     let index = bucket("completed_at", &mut p);
     let sql = format!(
@@ -168,7 +167,7 @@ async fn activity_postgres(
            AND status IN ('Completed', 'Failed') GROUP BY 1, 2",
         p.int(since)
     );
-    rows.extend(store_sql::fetch_postgres::<BucketRow>(op, pool, &sql, p).await?);
+    rows.extend(store_sql::fetch::<_, BucketRow>(op, pool, &sql, p).await?);
     Ok((by_status, rows))
 }
 

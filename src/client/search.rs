@@ -311,17 +311,9 @@ fn sqlite_query(f: &Filters) -> (String, Params) {
     (sql, p)
 }
 
-type PgRow = (
-    String,
-    String,
-    Option<String>,
-    i64,
-    String,
-    i64,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-);
+/// [`Columns`] with `created` in Postgres's microseconds, which the cursor
+/// keeps so that rows created within one ms are neither skipped nor repeated.
+type PgRow = Columns;
 
 /// Epoch `unit` counts as a `timestamptz` expression of placeholder `p`.
 fn pg_time(p: String, unit: &str) -> String {
@@ -432,15 +424,26 @@ fn where_clause(conds: &[String]) -> String {
     }
 }
 
+/// The columns of a summary as both stores read them, `created` in epoch
+/// ms: instance, name, version, execution, status, created, completed,
+/// parent, custom status.
+type Columns = (
+    String,
+    String,
+    Option<String>,
+    i64,
+    String,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+);
+
 /// A running execution has no completion time, whatever the row holds.
-fn summary(
-    status: &str,
-    fields: (String, String, Option<String>, i64, i64, Option<i64>),
-    parent: Option<String>,
-    custom_status: Option<String>,
-) -> BridgeResult<InstanceSummary> {
-    let (instance_id, name, version, execution, created_at, completed_at) = fields;
-    let status = rules::store_status(status)?;
+fn summary(columns: Columns) -> BridgeResult<InstanceSummary> {
+    let (instance_id, name, version, execution, status, created_at, completed_at, parent, custom) =
+        columns;
+    let status = rules::store_status(&status)?;
     Ok(InstanceSummary {
         instance_id,
         orchestration_name: name,
@@ -450,7 +453,7 @@ fn summary(
         created_at,
         completed_at: completed_at.filter(|_| status != ExecutionStatusName::Running),
         parent_instance_id: parent,
-        custom_status,
+        custom_status: custom,
     })
 }
 
@@ -471,23 +474,17 @@ fn split_page<R>(
     (rows, next)
 }
 
-async fn page_sqlite(pool: &SqlitePool, f: &Filters) -> BridgeResult<InstancePage> {
-    let (sql, params) = sqlite_query(f);
-    let rows: Vec<SqliteRow> =
-        store_sql::fetch_sqlite("searchInstances", pool, &sql, params).await?;
-    let (rows, next_cursor) = split_page(rows, f.limit, |r| Cursor::Sqlite { rowid: r.0 });
+/// The page of `limit + 1` rows read, whatever the store.
+fn page<R>(
+    rows: Vec<R>,
+    f: &Filters,
+    cursor: impl Fn(&R) -> Cursor,
+    columns: impl Fn(R) -> Columns,
+) -> BridgeResult<InstancePage> {
+    let (rows, next_cursor) = split_page(rows, f.limit, cursor);
     let instances = rows
         .into_iter()
-        .map(
-            |(_, id, name, version, exec, status, created, completed, parent, custom)| {
-                summary(
-                    &status,
-                    (id, name, version, exec, created, completed),
-                    parent,
-                    custom,
-                )
-            },
-        )
+        .map(|r| summary(columns(r)))
         .collect::<BridgeResult<_>>()?;
     Ok(InstancePage {
         instances,
@@ -495,31 +492,38 @@ async fn page_sqlite(pool: &SqlitePool, f: &Filters) -> BridgeResult<InstancePag
     })
 }
 
+async fn page_sqlite(pool: &SqlitePool, f: &Filters) -> BridgeResult<InstancePage> {
+    let (sql, params) = sqlite_query(f);
+    let rows: Vec<SqliteRow> = store_sql::fetch("searchInstances", pool, &sql, params).await?;
+    page(
+        rows,
+        f,
+        |r| Cursor::Sqlite { rowid: r.0 },
+        |(_, id, name, version, exec, status, created, completed, parent, custom)| {
+            (
+                id, name, version, exec, status, created, completed, parent, custom,
+            )
+        },
+    )
+}
+
 async fn page_postgres(pool: &PgPool, schema: &str, f: &Filters) -> BridgeResult<InstancePage> {
     let (sql, params) = postgres_query(f, schema);
-    let rows: Vec<PgRow> = store_sql::fetch_postgres("searchInstances", pool, &sql, params).await?;
-    let (rows, next_cursor) = split_page(rows, f.limit, |r| Cursor::Postgres {
-        created_us: r.5,
-        instance_id: r.0.clone(),
-    });
-    let instances = rows
-        .into_iter()
-        .map(
-            |(id, name, version, exec, status, created_us, completed, parent, custom)| {
-                let created = created_us.div_euclid(1000);
-                summary(
-                    &status,
-                    (id, name, version, exec, created, completed),
-                    parent,
-                    custom,
-                )
-            },
-        )
-        .collect::<BridgeResult<_>>()?;
-    Ok(InstancePage {
-        instances,
-        next_cursor,
-    })
+    let rows: Vec<PgRow> = store_sql::fetch("searchInstances", pool, &sql, params).await?;
+    page(
+        rows,
+        f,
+        |r| Cursor::Postgres {
+            created_us: r.5,
+            instance_id: r.0.clone(),
+        },
+        |(id, name, version, exec, status, created_us, completed, parent, custom)| {
+            let created = created_us.div_euclid(1000);
+            (
+                id, name, version, exec, status, created, completed, parent, custom,
+            )
+        },
+    )
 }
 
 #[napi]

@@ -7,9 +7,7 @@
 //! for every filter, keeps each condition visible to the planner: a filter
 //! that is not asked for costs nothing, and one that is can use an index.
 
-use sqlx::postgres::PgRow;
-use sqlx::sqlite::SqliteRow;
-use sqlx::{FromRow, PgPool, SqlitePool};
+use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Pool, Type};
 
 use super::bounded::CALL_TIMEOUT;
 use crate::errors::{BridgeError, BridgeResult};
@@ -66,38 +64,23 @@ fn timed_out(op: &str) -> BridgeError {
     ))
 }
 
-pub(super) async fn fetch_sqlite<T>(
+/// Runs one read-only query on either store's pool: the caller's rows,
+/// the store's failure, or a timeout after [`CALL_TIMEOUT`].
+pub(super) async fn fetch<DB, T>(
     op: &str,
-    pool: &SqlitePool,
+    pool: &Pool<DB>,
     sql: &str,
     params: Params,
 ) -> BridgeResult<Vec<T>>
 where
-    T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+    DB: Database,
+    T: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    let mut query = sqlx::query_as::<_, T>(sql);
-    for arg in params.args {
-        query = match arg {
-            Arg::Text(s) => query.bind(s),
-            Arg::Int(i) => query.bind(i),
-        };
-    }
-    match tokio::time::timeout(CALL_TIMEOUT, query.fetch_all(pool)).await {
-        Ok(rows) => rows.map_err(|e| failed(op, e)),
-        Err(_) => Err(timed_out(op)),
-    }
-}
-
-pub(super) async fn fetch_postgres<T>(
-    op: &str,
-    pool: &PgPool,
-    sql: &str,
-    params: Params,
-) -> BridgeResult<Vec<T>>
-where
-    T: for<'r> FromRow<'r, PgRow> + Send + Unpin,
-{
-    let mut query = sqlx::query_as::<_, T>(sql);
+    let mut query = sqlx::query_as::<DB, T>(sql);
     for arg in params.args {
         query = match arg {
             Arg::Text(s) => query.bind(s),

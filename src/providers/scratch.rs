@@ -1,6 +1,7 @@
 //! Unit-test fixtures for layers of the stack: the Postgres server's URL, a
 //! SQLite file of their own with one instance started, and a layer that
-//! counts the history reads reaching the store. (duroxide's in-memory store
+//! counts the history reads reaching the store, and the registries of a
+//! chain and a fan-out. (duroxide's in-memory store
 //! is one shared-cache database, whose table locks would make tests running
 //! in parallel fail each other's calls.)
 
@@ -11,7 +12,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use duroxide::providers::sqlite::SqliteProvider;
 use duroxide::providers::{Provider, ProviderError};
-use duroxide::{Client, Event, EventKind};
+use duroxide::runtime::registry::ActivityRegistry;
+use duroxide::{
+    ActivityContext, Client, Event, EventKind, OrchestrationContext, OrchestrationRegistry,
+};
 
 use super::layer::{Layer, Stacked};
 use super::Backend;
@@ -99,4 +103,41 @@ impl Layer for CountReads {
 pub(crate) fn counting_reads(store: Arc<dyn Provider>) -> (Arc<dyn Provider>, Arc<AtomicUsize>) {
     let count = Arc::new(AtomicUsize::new(0));
     (Stacked::over(CountReads(count.clone()), store), count)
+}
+
+/// Activity `Step` adds one to its input; orchestration `Chain` (input `n`
+/// or `n,wait`) steps `n` times from 0, then with `wait` waits for event
+/// `go`, and returns the last value; `Fan` (input `n`) runs `n` steps at
+/// once and returns how many it joined.
+pub(crate) fn chain_registries() -> (ActivityRegistry, OrchestrationRegistry) {
+    let activities = ActivityRegistry::builder()
+        .register("Step", |_ctx: ActivityContext, i: String| async move {
+            Ok((i.parse::<u64>().map_err(|e| e.to_string())? + 1).to_string())
+        })
+        .build();
+    let orchestrations = OrchestrationRegistry::builder()
+        .register(
+            "Chain",
+            |ctx: OrchestrationContext, input: String| async move {
+                let (n, wait) = input.split_once(',').unwrap_or((&input, ""));
+                let mut v = "0".to_string();
+                for _ in 0..n.parse::<u64>().map_err(|e| e.to_string())? {
+                    v = ctx.schedule_activity("Step", v).await?;
+                }
+                if wait == "wait" {
+                    ctx.schedule_wait("go").await;
+                }
+                Ok(v)
+            },
+        )
+        .register(
+            "Fan",
+            |ctx: OrchestrationContext, input: String| async move {
+                let n = input.parse::<u64>().map_err(|e| e.to_string())?;
+                let steps = (0..n).map(|i| ctx.schedule_activity("Step", i.to_string()));
+                Ok(ctx.join(steps.collect()).await.len().to_string())
+            },
+        )
+        .build();
+    (activities, orchestrations)
 }

@@ -6,18 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use duroxide::providers::Provider;
-use duroxide::runtime::registry::ActivityRegistry;
 use duroxide::runtime::{Runtime, RuntimeOptions};
-use duroxide::{
-    ActivityContext, Client, OrchestrationContext, OrchestrationRegistry, OrchestrationStatus,
-};
+use duroxide::{Client, OrchestrationStatus};
 use duroxide_pg::PostgresProvider;
 
 use super::{HistoryTail, Statements};
 use crate::providers::kept::KeptConnections;
 use crate::providers::layer::Stacked;
 use crate::providers::pg_functions::install::installed;
-use crate::providers::scratch::database_url as url;
+use crate::providers::scratch::{chain_registries as registries, database_url as url};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -64,40 +61,6 @@ async fn drop_schema(pool: &sqlx::PgPool, schema: &str) {
         .execute(pool)
         .await
         .unwrap();
-}
-
-/// Steps `n` times, then (input "n,wait") waits for event `go`.
-fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
-    let activities = ActivityRegistry::builder()
-        .register("Step", |_ctx: ActivityContext, i: String| async move {
-            Ok((i.parse::<u64>().map_err(|e| e.to_string())? + 1).to_string())
-        })
-        .build();
-    let orchestrations = OrchestrationRegistry::builder()
-        .register(
-            "Chain",
-            |ctx: OrchestrationContext, input: String| async move {
-                let (n, wait) = input.split_once(',').unwrap_or((&input, ""));
-                let mut v = "0".to_string();
-                for _ in 0..n.parse::<u64>().map_err(|e| e.to_string())? {
-                    v = ctx.schedule_activity("Step", v).await?;
-                }
-                if wait == "wait" {
-                    ctx.schedule_wait("go").await;
-                }
-                Ok(v)
-            },
-        )
-        .register(
-            "Fan",
-            |ctx: OrchestrationContext, input: String| async move {
-                let n = input.parse::<u64>().map_err(|e| e.to_string())?;
-                let steps = (0..n).map(|i| ctx.schedule_activity("Step", i.to_string()));
-                Ok(ctx.join(steps.collect()).await.len().to_string())
-            },
-        )
-        .build();
-    (activities, orchestrations)
 }
 
 /// A runtime over the layer on a schema of its own, with `id` started.

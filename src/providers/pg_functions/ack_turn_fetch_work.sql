@@ -1,7 +1,7 @@
 -- duroxide-node fast path `ackRides`: a turn's ack that also fetches an
 -- activity it scheduled, in one transaction and one round trip.
 --
--- duroxide_node_ack_turn_v1 (ack_turn.sql), then duroxide_node_fetch_work_v2
+-- duroxide_node_ack_turn_v1 (ack_turn.sql), then duroxide_node_fetch_work_v3
 -- (fetch_work.sql: the crate's fetch_work_item, looking at the front of the
 -- queue first) for items of no session (any worker slot may run those). The caller rides
 -- it when one of its worker slots is free: the item waits for that slot's
@@ -9,7 +9,7 @@
 --
 -- requires: ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb) 5ee90a8096a02667
 -- requires: fetch_work_item(bigint,bigint,text,bigint,text[],text) 779b395799f0fa43
-CREATE OR REPLACE FUNCTION {schema}.duroxide_node_ack_turn_fetch_work_v2(
+CREATE OR REPLACE FUNCTION {schema}.duroxide_node_ack_turn_fetch_work_v3(
     p_lock_token text,
     p_now_ms bigint,
     p_execution_id bigint,
@@ -31,7 +31,7 @@ AS $function$
             PERFORM {schema}.duroxide_node_ack_turn_v1(
                 p_lock_token, p_now_ms, p_execution_id, p_history_delta, p_worker_items,
                 p_orchestrator_items, p_metadata, p_cancelled_activities);
-            RETURN QUERY SELECT * FROM {schema}.duroxide_node_fetch_work_v2(
+            RETURN QUERY SELECT * FROM {schema}.duroxide_node_fetch_work_v3(
                 false, p_now_ms, p_lock_timeout_ms, NULL, NULL, p_tag_filter, p_tag_mode);
         END;
         $function$;

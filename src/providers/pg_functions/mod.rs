@@ -54,7 +54,7 @@ pub(crate) const FILES: [SqlFile; 6] = [
     ),
     sql_file!(
         "fetch_work.sql",
-        "duroxide_node_fetch_work_v2",
+        "duroxide_node_fetch_work_v3",
         "(boolean,bigint,bigint,text,bigint,text[],text)"
     ),
     sql_file!(
@@ -74,7 +74,7 @@ pub(crate) const FILES: [SqlFile; 6] = [
     ),
     sql_file!(
         "ack_turn_fetch_work.sql",
-        "duroxide_node_ack_turn_fetch_work_v2",
+        "duroxide_node_ack_turn_fetch_work_v3",
         "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb,bigint,text[],text)"
     ),
 ];

@@ -16,11 +16,11 @@ mod recreated;
 /// the fingerprint here.
 const PINNED: [(&str, &str); 6] = [
     ("fetch_turn.sql", "aaf7ed52b77eeadc"),
-    ("fetch_work.sql", "eb548aa27d78bb0b"),
+    ("fetch_work.sql", "41145d1cad0b9679"),
     ("ack_turn.sql", "9c4be8b547fd37bd"),
     ("ack_worker_fetch_turn.sql", "e001b0e70849715e"),
     ("ack_turn_fetch_turn.sql", "0212bb66fd889b3d"),
-    ("ack_turn_fetch_work.sql", "22461dff197cffb3"),
+    ("ack_turn_fetch_work.sql", "73517f4270b2b4fe"),
 ];
 
 #[test]

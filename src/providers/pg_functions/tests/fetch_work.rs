@@ -5,6 +5,7 @@
 //! than the front read looks at.
 
 use super::fixture::{now_ms, Scratch};
+use crate::providers::scratch::database_url;
 
 /// A small deterministic generator for the queue states.
 struct Lcg(u64);
@@ -106,6 +107,73 @@ async fn the_worker_fetch_takes_the_item_the_crates_takes() {
                 assert_eq!(a, b, "round {round}, mode {mode}, owner {owner:?}");
             }
         }
+    }
+    s.drop().await;
+}
+
+/// Rows of the worker queue a fetch on `conn` read, in a rolled-back
+/// transaction: by index or bitmap (`idx_tup_fetch`) and by sequential scan.
+async fn rows_read_by_a_fetch(
+    s: &Scratch,
+    conn: &mut sqlx::PgConnection,
+    call: &str,
+    takes: bool,
+) -> i64 {
+    let mut tx = sqlx::Connection::begin(conn).await.unwrap();
+    let taken: Option<(Option<String>,)> = sqlx::query_as(call)
+        .bind(now_ms())
+        .fetch_optional(&mut *tx)
+        .await
+        .unwrap();
+    assert_eq!(taken.is_some(), takes, "whether the fetch took an item");
+    let (read,): (i64,) = sqlx::query_as(
+        "SELECT COALESCE(idx_tup_fetch, 0) + COALESCE(seq_tup_read, 0)
+         FROM pg_stat_xact_user_tables WHERE relid = to_regclass($1)",
+    )
+    .bind(format!("{}.worker_queue", s.schema.quoted))
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.rollback().await.unwrap();
+    read
+}
+
+/// A fan-out of 20,000 on Postgres slowed as it went: each connection's
+/// worker fetch kept the generic plan made at its first call, when the
+/// queue was short, and that plan (v2) read every visible row of the queue
+/// at every fetch once it was long.
+#[tokio::test]
+async fn a_plan_made_on_a_short_queue_reads_only_the_front_of_a_long_one() {
+    let s = Scratch::new("fetchplan").await;
+    let q = format!("{}.worker_queue", s.schema.quoted);
+    let call = format!(
+        "SELECT out_work_item FROM {}(false, $1, 30000, NULL, NULL, NULL, 'default_only')",
+        s.function("fetch_work.sql")
+    );
+    let enqueue = |n: i64| {
+        format!(
+            "INSERT INTO {q} (work_item, visible_at, created_at)
+             SELECT 'w' || i, now() - INTERVAL '1 second', now() FROM generate_series(1, {n}) i"
+        )
+    };
+    // An empty queue (the first fetch of a new runtime) and a short one.
+    for short in [0, 300] {
+        sqlx::query(&format!("TRUNCATE {q}"))
+            .execute(&s.pool)
+            .await
+            .unwrap();
+        sqlx::query(&enqueue(short)).execute(&s.pool).await.unwrap();
+        // A new connection makes its plans now, at the fetch on the short queue.
+        let mut conn: sqlx::PgConnection =
+            sqlx::Connection::connect(&database_url()).await.unwrap();
+        rows_read_by_a_fetch(&s, &mut conn, &call, short > 0).await;
+        sqlx::query(&enqueue(5_000)).execute(&s.pool).await.unwrap();
+        let read = rows_read_by_a_fetch(&s, &mut conn, &call, true).await;
+        assert!(
+            read <= 200,
+            "planned on a queue of {short}, a fetch from {} read {read} of its rows",
+            short + 5_000
+        );
     }
     s.drop().await;
 }

@@ -10,44 +10,17 @@ use async_trait::async_trait;
 use duroxide::providers::{
     DispatcherCapabilityFilter, ExecutionMetadata, OrchestrationItem, Provider, ProviderError,
 };
-use duroxide::runtime::registry::ActivityRegistry;
 use duroxide::runtime::{Runtime, RuntimeOptions};
-use duroxide::{
-    ActivityContext, Client, Event, EventKind, OrchestrationContext, OrchestrationRegistry,
-    OrchestrationStatus,
-};
+use duroxide::{Client, Event, EventKind, OrchestrationStatus};
 
 use super::fixture::{own, Scratch};
 use crate::providers::layer::{Layer, Stacked};
+use crate::providers::scratch::chain_registries as registries;
 
 const LOCK: Duration = Duration::from_secs(30);
 /// Events of a parked `Chain` of 20 steps: started, 20 scheduled and
 /// completed, the subscription.
 const PARKED: usize = 42;
-
-/// Steps `n` times, then waits for event `go`.
-fn registries() -> (ActivityRegistry, OrchestrationRegistry) {
-    let activities = ActivityRegistry::builder()
-        .register("Step", |_ctx: ActivityContext, i: String| async move {
-            Ok((i.parse::<u64>().map_err(|e| e.to_string())? + 1).to_string())
-        })
-        .build();
-    let orchestrations = OrchestrationRegistry::builder()
-        .register(
-            "Chain",
-            |ctx: OrchestrationContext, input: String| async move {
-                let (n, _) = input.split_once(',').unwrap_or((&input, ""));
-                let mut v = "0".to_string();
-                for _ in 0..n.parse::<u64>().map_err(|e| e.to_string())? {
-                    v = ctx.schedule_activity("Step", v).await?;
-                }
-                ctx.schedule_wait("go").await;
-                Ok(v)
-            },
-        )
-        .build();
-    (activities, orchestrations)
-}
 
 async fn runtime(store: Arc<dyn Provider>) -> Arc<Runtime> {
     let (activities, orchestrations) = registries();
