@@ -225,5 +225,5 @@ test('migrate --prune drops only functions of other versions that no provider us
   const left = ourFunctions(schema)
   assert.ok(left.includes('duroxide_node_fetch_turn_v0'), 'a function used lately stays')
   assert.ok(!left.includes('duroxide_node_ack_turn_v0'))
-  assert.ok(left.includes('duroxide_node_fetch_turn_v1'), "this version's functions stay")
+  assert.ok(left.includes('duroxide_node_fetch_turn_v2'), "this version's functions stay")
 })

@@ -29,8 +29,13 @@ struct Schema {
 
 impl Schema {
     async fn new(tag: &str) -> Self {
+        Self::at(&url(), tag).await
+    }
+
+    /// On the server `url` names (a proxy, for the tests that cut it).
+    async fn at(url: &str, tag: &str) -> Self {
         let name = format!("kept_calls_{tag}_{}", std::process::id());
-        let pg = PostgresProvider::new_with_schema(&url(), Some(&name))
+        let pg = PostgresProvider::new_with_schema(url, Some(&name))
             .await
             .unwrap();
         let pool = pg.pool().clone();
@@ -481,24 +486,10 @@ fn through_proxy(url: &str, port: u16) -> (String, String) {
 /// and an event whose first enqueue had committed was queued twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_enqueue_whose_connection_fails_after_the_commit_is_not_delivered_twice() {
-    let name = format!("kept_calls_cut_{}", std::process::id());
     let (_, target) = through_proxy(&url(), 0);
     let proxy = cut::Proxy::start(target).await;
     let (proxied, _) = through_proxy(&url(), proxy.port);
-    let pg = PostgresProvider::new_with_schema(&proxied, Some(&name))
-        .await
-        .unwrap();
-    let pool = pg.pool().clone();
-    let pg: Arc<dyn Provider> = Arc::new(pg);
-    let schema = crate::providers::pg_functions::install::installed(&pool, &name).await;
-    let ack = crate::providers::history_tail::ack_turn_function(&schema.quoted);
-    let layer = Arc::new(KeptCalls::new(
-        &KeptConnections::lanes(pool.clone(), true),
-        &schema.quoted,
-        &ack,
-        false,
-    ));
-    let store: Arc<dyn Provider> = Arc::new(Stacked::new(layer.clone(), pg.clone()));
+    let s = Schema::at(&proxied, "cut").await;
 
     proxy.arm();
     let event = WorkItem::ExternalRaised {
@@ -506,7 +497,7 @@ async fn an_enqueue_whose_connection_fails_after_the_commit_is_not_delivered_twi
         name: "go".into(),
         data: "\"once\"".into(),
     };
-    let enqueued = store.enqueue_for_orchestrator(event, None).await;
+    let enqueued = s.store.enqueue_for_orchestrator(event, None).await;
     assert_eq!(proxy.cuts(), 1, "the enqueue's connection was not cut");
 
     // Read past the proxy.
@@ -517,7 +508,7 @@ async fn an_enqueue_whose_connection_fails_after_the_commit_is_not_delivered_twi
         .unwrap();
     let queued: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT work_item FROM {}.orchestrator_queue WHERE instance_id = 'e'",
-        schema.quoted
+        s.name
     ))
     .fetch_all(&direct)
     .await
@@ -532,9 +523,9 @@ async fn an_enqueue_whose_connection_fails_after_the_commit_is_not_delivered_twi
     // The caller learns the outcome is unknown, as from the crate's call.
     let err = enqueued.expect_err("the enqueue's connection failed");
     assert!(err.is_retryable(), "{err}");
-    sqlx::raw_sql(&format!("DROP SCHEMA {} CASCADE", schema.quoted))
+    sqlx::raw_sql(&format!("DROP SCHEMA {} CASCADE", s.name))
         .execute(&direct)
         .await
         .unwrap();
-    pool.close().await;
+    s.pool.close().await;
 }

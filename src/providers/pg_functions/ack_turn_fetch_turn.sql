@@ -1,14 +1,14 @@
 -- duroxide-node fast path `ackRides`: a turn's ack that also fetches the next
 -- turn for the slot that acked, in one transaction and one round trip.
 --
--- duroxide_node_ack_turn_v1 (ack_turn.sql), then duroxide_node_fetch_turn_v1
+-- duroxide_node_ack_turn_v1 (ack_turn.sql), then duroxide_node_fetch_turn_v2
 -- (fetch_turn.sql) with the ack's clock. The acking slot fetches again as
 -- soon as its ack returns, so the turn fetched here is that fetch's answer.
 -- A turn's ack is never relaxed: a client may read what it wrote.
 --
 -- requires: ack_orchestration_item(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb) 5ee90a8096a02667
 -- requires: fetch_orchestration_item(bigint,bigint,bigint,bigint) f99ade6d97c260ca
-CREATE OR REPLACE FUNCTION {schema}.duroxide_node_ack_turn_fetch_turn_v1(
+CREATE OR REPLACE FUNCTION {schema}.duroxide_node_ack_turn_fetch_turn_v2(
     p_lock_token text,
     p_now_ms bigint,
     p_execution_id bigint,
@@ -35,7 +35,7 @@ AS $function$
             PERFORM {schema}.duroxide_node_ack_turn_v1(
                 p_lock_token, p_now_ms, p_execution_id, p_history_delta, p_worker_items,
                 p_orchestrator_items, p_metadata, p_cancelled_activities);
-            RETURN QUERY SELECT * FROM {schema}.duroxide_node_fetch_turn_v1(
+            RETURN QUERY SELECT * FROM {schema}.duroxide_node_fetch_turn_v2(
                 false, p_known_ids, p_known_executions, p_known_last, p_known_identities,
                 p_now_ms, p_lock_timeout_ms, p_min_version_packed, p_max_version_packed);
         END;

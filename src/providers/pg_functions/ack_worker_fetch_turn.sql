@@ -1,14 +1,14 @@
 -- duroxide-node fast path `ackRides`: an activity's ack that also fetches the
 -- next turn, in one transaction and one round trip.
 --
--- The crate's ack_worker, then duroxide_node_fetch_turn_v1 (fetch_turn.sql).
+-- The crate's ack_worker, then duroxide_node_fetch_turn_v2 (fetch_turn.sql).
 -- The caller rides it when one of its orchestration slots is free: the turn
 -- it fetches waits for that slot's next fetch. If the call fails, both halves
 -- rolled back.
 --
 -- requires: ack_worker(text,text,text,bigint) aac9320eca6cca68
 -- requires: fetch_orchestration_item(bigint,bigint,bigint,bigint) f99ade6d97c260ca
-CREATE OR REPLACE FUNCTION {schema}.duroxide_node_ack_worker_fetch_turn_v1(
+CREATE OR REPLACE FUNCTION {schema}.duroxide_node_ack_worker_fetch_turn_v2(
     p_token text,
     p_instance text,
     p_completion text,
@@ -31,7 +31,7 @@ CREATE OR REPLACE FUNCTION {schema}.duroxide_node_ack_worker_fetch_turn_v1(
 AS $function$
         BEGIN
             PERFORM {schema}.ack_worker(p_token, p_instance, p_completion, p_ack_now_ms);
-            RETURN QUERY SELECT * FROM {schema}.duroxide_node_fetch_turn_v1(
+            RETURN QUERY SELECT * FROM {schema}.duroxide_node_fetch_turn_v2(
                 p_relaxed, p_known_ids, p_known_executions, p_known_last, p_known_identities,
                 p_now_ms, p_lock_timeout_ms, p_min_version_packed, p_max_version_packed);
         END;

@@ -49,7 +49,7 @@ macro_rules! sql_file {
 pub(crate) const FILES: [SqlFile; 6] = [
     sql_file!(
         "fetch_turn.sql",
-        "duroxide_node_fetch_turn_v1",
+        "duroxide_node_fetch_turn_v2",
         "(boolean,text[],bigint[],bigint[],text[],bigint,bigint,bigint,bigint)"
     ),
     sql_file!(
@@ -64,12 +64,12 @@ pub(crate) const FILES: [SqlFile; 6] = [
     ),
     sql_file!(
         "ack_worker_fetch_turn.sql",
-        "duroxide_node_ack_worker_fetch_turn_v1",
+        "duroxide_node_ack_worker_fetch_turn_v2",
         "(text,text,text,bigint,boolean,text[],bigint[],bigint[],text[],bigint,bigint,bigint,bigint)"
     ),
     sql_file!(
         "ack_turn_fetch_turn.sql",
-        "duroxide_node_ack_turn_fetch_turn_v1",
+        "duroxide_node_ack_turn_fetch_turn_v2",
         "(text,bigint,bigint,jsonb,jsonb,jsonb,jsonb,jsonb,text[],bigint[],bigint[],text[],bigint,bigint,bigint)"
     ),
     sql_file!(

@@ -15,11 +15,11 @@ mod recreated;
 /// version in its function's name (and in the files that call it), then
 /// the fingerprint here.
 const PINNED: [(&str, &str); 6] = [
-    ("fetch_turn.sql", "aaf7ed52b77eeadc"),
+    ("fetch_turn.sql", "aabed7e4c7d1d35c"),
     ("fetch_work.sql", "41145d1cad0b9679"),
     ("ack_turn.sql", "9c4be8b547fd37bd"),
-    ("ack_worker_fetch_turn.sql", "e001b0e70849715e"),
-    ("ack_turn_fetch_turn.sql", "0212bb66fd889b3d"),
+    ("ack_worker_fetch_turn.sql", "a86aba44e111b1cd"),
+    ("ack_turn_fetch_turn.sql", "7c9dba2af5e61672"),
     ("ack_turn_fetch_work.sql", "73517f4270b2b4fe"),
 ];
 

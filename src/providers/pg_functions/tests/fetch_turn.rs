@@ -10,6 +10,7 @@ use serde_json::Value;
 use sqlx::PgPool;
 
 use super::fixture::{now_ms, own, Scratch};
+use crate::providers::scratch::database_url;
 
 const LOCK: Duration = Duration::from_secs(30);
 /// Only for a fetch that would otherwise wait forever on a lock the test
@@ -316,6 +317,28 @@ async fn fetched_columns(pool: &PgPool, call: &str) -> Columns {
     }
 }
 
+/// What the crate's fetch and ours (holding nothing) return at `now`, each
+/// rolled back.
+async fn fetched_by_both(s: &Scratch, now: &str) -> (Columns, Columns) {
+    let theirs = fetched_columns(
+        &s.pool,
+        &format!(
+            "{}.fetch_orchestration_item({now}, 30000, NULL, NULL)",
+            s.schema.quoted
+        ),
+    )
+    .await;
+    let ours = fetched_columns(
+        &s.pool,
+        &format!(
+            "{}(false, '{{}}', '{{}}', '{{}}', '{{}}', {now}, 30000, NULL, NULL)",
+            s.function("fetch_turn.sql")
+        ),
+    )
+    .await;
+    (theirs, ours)
+}
+
 /// Our fetch returns what the crate's returns for a caller that holds
 /// nothing: its statements are fewer (the locked messages read from the
 /// lock's `UPDATE`, the key-values in the returning statement), not
@@ -348,19 +371,7 @@ async fn the_tail_fetch_returns_what_the_crates_fetch_returns() {
     .await
     .unwrap();
     let now = "(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT + 1000";
-    let theirs_a = fetched_columns(
-        &s.pool,
-        &format!("{n}.fetch_orchestration_item({now}, 30000, NULL, NULL)"),
-    )
-    .await;
-    let ours_a = fetched_columns(
-        &s.pool,
-        &format!(
-            "{}(false, '{{}}', '{{}}', '{{}}', '{{}}', {now}, 30000, NULL, NULL)",
-            s.function("fetch_turn.sql")
-        ),
-    )
-    .await;
+    let (theirs_a, ours_a) = fetched_by_both(&s, now).await;
     assert_eq!(theirs_a.instance.as_deref(), Some("a"));
     assert_eq!(theirs_a.history.as_array().map(Vec::len), Some(2));
     assert!(
@@ -381,19 +392,7 @@ async fn the_tail_fetch_returns_what_the_crates_fetch_returns() {
     .await
     .unwrap();
     assert!(!token.is_empty());
-    let theirs_b = fetched_columns(
-        &s.pool,
-        &format!("{n}.fetch_orchestration_item({now}, 30000, NULL, NULL)"),
-    )
-    .await;
-    let ours_b = fetched_columns(
-        &s.pool,
-        &format!(
-            "{}(false, '{{}}', '{{}}', '{{}}', '{{}}', {now}, 30000, NULL, NULL)",
-            s.function("fetch_turn.sql")
-        ),
-    )
-    .await;
+    let (theirs_b, ours_b) = fetched_by_both(&s, now).await;
     assert_eq!(theirs_b.instance.as_deref(), Some("b"));
     assert_eq!(theirs_b.name.as_deref(), Some("Chain"), "{theirs_b:?}");
     assert_eq!(
@@ -409,4 +408,82 @@ async fn the_tail_fetch_returns_what_the_crates_fetch_returns() {
     };
     assert_eq!(named, theirs_b);
     s.drop().await;
+}
+
+/// The turn fetch reads only the front of a long orchestrator queue, with
+/// its statements planned on an empty or a short one (the worker fetch's v2
+/// kept a plan that read the whole queue: `fetch_work.rs`), and when every
+/// message shares one visible_at, as the starts of sub-orchestrations that
+/// one turn's ack queued do (v1 read all of them at every fetch).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_fetch_reads_only_the_front_of_a_long_queue() {
+    let s = Scratch::new("turnplan").await;
+    let q = format!("{}.orchestrator_queue", s.schema.quoted);
+    let call = format!(
+        "SELECT out_instance_id FROM {}(false, '{{}}', '{{}}', '{{}}', '{{}}', \
+         (EXTRACT(EPOCH FROM now()) * 1000)::BIGINT, 30000, NULL, NULL)",
+        s.function("fetch_turn.sql")
+    );
+    // Messages of instances p<from>.., one each, `apart` ms from each other.
+    let enqueue = |from: i64, n: i64, apart: i64| {
+        format!(
+            "INSERT INTO {q} (instance_id, work_item, visible_at, created_at)
+             SELECT 'p' || i, '{{}}', now() - INTERVAL '1 hour' + i * {apart} * INTERVAL '1 ms', now()
+             FROM generate_series({from}, {from} + {n} - 1) i ORDER BY i"
+        )
+    };
+    for apart in [1, 0] {
+        for short in [0, 300] {
+            sqlx::query(&format!("TRUNCATE {q}"))
+                .execute(&s.pool)
+                .await
+                .unwrap();
+            sqlx::query(&enqueue(0, short, apart))
+                .execute(&s.pool)
+                .await
+                .unwrap();
+            let mut conn: sqlx::PgConnection =
+                sqlx::Connection::connect(&database_url()).await.unwrap();
+            rows_read(&mut conn, &call, &q).await;
+            sqlx::query(&enqueue(short, 5_000, apart))
+                .execute(&s.pool)
+                .await
+                .unwrap();
+            let (taken, read) = rows_read(&mut conn, &call, &q).await;
+            assert_eq!(
+                taken.as_deref(),
+                Some("p0"),
+                "the oldest message's instance"
+            );
+            assert!(
+                read <= 200,
+                "messages {apart} ms apart, planned on a queue of {short}: a fetch from {} \
+                 read {read} of its rows",
+                short + 5_000
+            );
+        }
+    }
+    s.drop().await;
+}
+
+/// The instance a fetch on `conn` took and the rows of `table` it read, in
+/// a rolled-back transaction.
+async fn rows_read(
+    conn: &mut sqlx::PgConnection,
+    call: &str,
+    table: &str,
+) -> (Option<String>, i64) {
+    let mut tx = sqlx::Connection::begin(conn).await.unwrap();
+    let taken: Option<(Option<String>,)> =
+        sqlx::query_as(call).fetch_optional(&mut *tx).await.unwrap();
+    let (read,): (i64,) = sqlx::query_as(
+        "SELECT COALESCE(idx_tup_fetch, 0) + COALESCE(seq_tup_read, 0)
+         FROM pg_stat_xact_user_tables WHERE relid = to_regclass($1)",
+    )
+    .bind(table)
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.rollback().await.unwrap();
+    (taken.and_then(|t| t.0), read)
 }
