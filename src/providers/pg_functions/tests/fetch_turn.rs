@@ -9,8 +9,7 @@ use duroxide::Client;
 use serde_json::Value;
 use sqlx::PgPool;
 
-use super::fixture::{now_ms, own, Scratch};
-use crate::providers::scratch::database_url;
+use super::fixture::{fresh_connection, now_ms, own, rows_read, Scratch};
 
 const LOCK: Duration = Duration::from_secs(30);
 /// Only for a fetch that would otherwise wait forever on a lock the test
@@ -442,8 +441,7 @@ async fn a_turn_fetch_reads_only_the_front_of_a_long_queue() {
                 .execute(&s.pool)
                 .await
                 .unwrap();
-            let mut conn: sqlx::PgConnection =
-                sqlx::Connection::connect(&database_url()).await.unwrap();
+            let mut conn = fresh_connection().await;
             rows_read(&mut conn, &call, &q).await;
             sqlx::query(&enqueue(short, 5_000, apart))
                 .execute(&s.pool)
@@ -464,26 +462,4 @@ async fn a_turn_fetch_reads_only_the_front_of_a_long_queue() {
         }
     }
     s.drop().await;
-}
-
-/// The instance a fetch on `conn` took and the rows of `table` it read, in
-/// a rolled-back transaction.
-async fn rows_read(
-    conn: &mut sqlx::PgConnection,
-    call: &str,
-    table: &str,
-) -> (Option<String>, i64) {
-    let mut tx = sqlx::Connection::begin(conn).await.unwrap();
-    let taken: Option<(Option<String>,)> =
-        sqlx::query_as(call).fetch_optional(&mut *tx).await.unwrap();
-    let (read,): (i64,) = sqlx::query_as(
-        "SELECT COALESCE(idx_tup_fetch, 0) + COALESCE(seq_tup_read, 0)
-         FROM pg_stat_xact_user_tables WHERE relid = to_regclass($1)",
-    )
-    .bind(table)
-    .fetch_one(&mut *tx)
-    .await
-    .unwrap();
-    tx.rollback().await.unwrap();
-    (taken.and_then(|t| t.0), read)
 }

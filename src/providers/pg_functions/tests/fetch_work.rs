@@ -4,8 +4,7 @@
 //! owner, and with fewer and more rows at the front that may not be taken
 //! than the front read looks at.
 
-use super::fixture::{now_ms, Scratch};
-use crate::providers::scratch::database_url;
+use super::fixture::{fresh_connection, now_ms, rows_read, Scratch};
 
 /// A small deterministic generator for the queue states.
 struct Lcg(u64);
@@ -111,33 +110,6 @@ async fn the_worker_fetch_takes_the_item_the_crates_takes() {
     s.drop().await;
 }
 
-/// Rows of the worker queue a fetch on `conn` read, in a rolled-back
-/// transaction: by index or bitmap (`idx_tup_fetch`) and by sequential scan.
-async fn rows_read_by_a_fetch(
-    s: &Scratch,
-    conn: &mut sqlx::PgConnection,
-    call: &str,
-    takes: bool,
-) -> i64 {
-    let mut tx = sqlx::Connection::begin(conn).await.unwrap();
-    let taken: Option<(Option<String>,)> = sqlx::query_as(call)
-        .bind(now_ms())
-        .fetch_optional(&mut *tx)
-        .await
-        .unwrap();
-    assert_eq!(taken.is_some(), takes, "whether the fetch took an item");
-    let (read,): (i64,) = sqlx::query_as(
-        "SELECT COALESCE(idx_tup_fetch, 0) + COALESCE(seq_tup_read, 0)
-         FROM pg_stat_xact_user_tables WHERE relid = to_regclass($1)",
-    )
-    .bind(format!("{}.worker_queue", s.schema.quoted))
-    .fetch_one(&mut *tx)
-    .await
-    .unwrap();
-    tx.rollback().await.unwrap();
-    read
-}
-
 /// A fan-out of 20,000 on Postgres slowed as it went: each connection's
 /// worker fetch kept the generic plan made at its first call, when the
 /// queue was short, and that plan (v2) read every visible row of the queue
@@ -147,7 +119,8 @@ async fn a_plan_made_on_a_short_queue_reads_only_the_front_of_a_long_one() {
     let s = Scratch::new("fetchplan").await;
     let q = format!("{}.worker_queue", s.schema.quoted);
     let call = format!(
-        "SELECT out_work_item FROM {}(false, $1, 30000, NULL, NULL, NULL, 'default_only')",
+        "SELECT out_work_item FROM {}(false, (EXTRACT(EPOCH FROM now()) * 1000)::BIGINT, \
+         30000, NULL, NULL, NULL, 'default_only')",
         s.function("fetch_work.sql")
     );
     let enqueue = |n: i64| {
@@ -164,11 +137,16 @@ async fn a_plan_made_on_a_short_queue_reads_only_the_front_of_a_long_one() {
             .unwrap();
         sqlx::query(&enqueue(short)).execute(&s.pool).await.unwrap();
         // A new connection makes its plans now, at the fetch on the short queue.
-        let mut conn: sqlx::PgConnection =
-            sqlx::Connection::connect(&database_url()).await.unwrap();
-        rows_read_by_a_fetch(&s, &mut conn, &call, short > 0).await;
+        let mut conn = fresh_connection().await;
+        let (taken, _) = rows_read(&mut conn, &call, &q).await;
+        assert_eq!(
+            taken.is_some(),
+            short > 0,
+            "a fetch from a queue of {short}"
+        );
         sqlx::query(&enqueue(5_000)).execute(&s.pool).await.unwrap();
-        let read = rows_read_by_a_fetch(&s, &mut conn, &call, true).await;
+        let (taken, read) = rows_read(&mut conn, &call, &q).await;
+        assert_eq!(taken.as_deref(), Some("w1"), "the oldest item");
         assert!(
             read <= 200,
             "planned on a queue of {short}, a fetch from {} read {read} of its rows",

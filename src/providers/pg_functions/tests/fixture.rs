@@ -83,3 +83,31 @@ pub(super) fn now_ms() -> i64 {
 pub(super) fn own(id: &str) -> String {
     format!("{id}-{}", std::process::id())
 }
+
+/// A connection of its own, which makes its plans at its first call.
+pub(super) async fn fresh_connection() -> sqlx::PgConnection {
+    sqlx::Connection::connect(&database_url()).await.unwrap()
+}
+
+/// The first column a `call` on `conn` returned and the rows of `table`
+/// it read (by index or bitmap, `idx_tup_fetch`, and by sequential scan),
+/// in a rolled-back transaction.
+pub(super) async fn rows_read(
+    conn: &mut sqlx::PgConnection,
+    call: &str,
+    table: &str,
+) -> (Option<String>, i64) {
+    let mut tx = sqlx::Connection::begin(conn).await.unwrap();
+    let taken: Option<(Option<String>,)> =
+        sqlx::query_as(call).fetch_optional(&mut *tx).await.unwrap();
+    let (read,): (i64,) = sqlx::query_as(
+        "SELECT COALESCE(idx_tup_fetch, 0) + COALESCE(seq_tup_read, 0)
+         FROM pg_stat_xact_user_tables WHERE relid = to_regclass($1)",
+    )
+    .bind(table)
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.rollback().await.unwrap();
+    (taken.and_then(|t| t.0), read)
+}
