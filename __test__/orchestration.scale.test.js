@@ -17,6 +17,9 @@ const { pgSchema, startRuntime, eventually, onCleanup } = require('./helpers')
 
 const FANOUT = 1500
 const BACKLOG = 300
+// Children one turn starts: their starts share one visible_at, which the
+// Postgres turn fetch must not read whole at each fetch (fetch_turn.sql v2).
+const CHILDREN = 300
 /**
  * More than the 64 messages the SQLite turn fetch, and the 64 activities the
  * Postgres worker fetch, look at first.
@@ -150,5 +153,40 @@ for (const [name, open] of stores) {
       assert.equal(turns.get(`wait-${i}`), 2, `wait-${i} ran its turns once each`)
     }
     for (let i = 0; i < HIDDEN_FRONT; i++) assert.equal((await client.getStatus(`sleepy-${i}`)).status, 'Running')
+  })
+
+  test(`a fan-out of ${CHILDREN} sub-orchestrations started in one turn is exact (${name})`, async (t) => {
+    const store = await open(t)
+    const ran = new Map()
+    await startRuntime(
+      t,
+      store.provider,
+      (rt) => {
+        rt.registerOrchestration('Child', function* (ctx, i) {
+          ran.set(ctx.instanceId, (ran.get(ctx.instanceId) || 0) + 1)
+          return i * 2
+        })
+        rt.registerOrchestration('Parent', function* (ctx, n) {
+          return yield ctx.all(Array.from({ length: n }, (_, i) => ctx.scheduleSubOrchestration('Child', i)))
+        })
+      },
+      { orchestrationConcurrency: 4, workerConcurrency: 1 },
+    )
+    const client = new Client(store.provider)
+    await client.startOrchestration('parent-1', 'Parent', CHILDREN)
+    const s = await client.waitForOrchestration('parent-1', 120000)
+    assert.equal(s.status, 'Completed', JSON.stringify(s).slice(0, 500))
+    assert.deepEqual(
+      s.output.map((r) => r.ok),
+      Array.from({ length: CHILDREN }, (_, i) => i * 2),
+    )
+    assert.equal(ran.size, CHILDREN)
+    assert.deepEqual([...ran.values()].filter((c) => c !== 1), [], 'every child ran its one turn once')
+    assert.deepEqual(kinds(await client.readExecutionHistory('parent-1', 1)), {
+      OrchestrationStarted: 1,
+      SubOrchestrationScheduled: CHILDREN,
+      SubOrchestrationCompleted: CHILDREN,
+      OrchestrationCompleted: 1,
+    })
   })
 }
