@@ -11,19 +11,18 @@ const assert = require('node:assert/strict')
 const { execFileSync } = require('node:child_process')
 const { SqliteProvider, PostgresProvider, Runtime, Client, DuroxideError } = require('..')
 
-/**
- * Registers cleanup with the test context. Hook contexts (`before`) have no
- * `after`, and Node 20 runs an `after()` registered inside a hook as soon as
- * the hook ends, so there the caller must clean up itself (see
- * fixtures/store.js). Note that `t.after` callbacks run in registration
- * order: shut runtimes down before dropping their store.
- */
-// node:test runs `after` hooks in the order they were added, which would
-// drop a test's schema while the runtime started on it still polls (CI saw
-// DROP SCHEMA deadlock with a fetch). So each context gets one hook that
-// runs its cleanups last-in first-out: the runtime stops, then its store goes.
+// A test context's cleanups, run last-in first-out by one `after` hook.
 const cleanups = new WeakMap()
 
+/**
+ * Registers cleanup with the test context. Cleanups run last-in first-out,
+ * and all of them even if one throws: node:test runs `after` hooks in the
+ * order they were added, which dropped a test's schema while the runtime
+ * started on it still polled (CI saw DROP SCHEMA deadlock with a fetch).
+ * Hook contexts (`before`) have no `after`, and Node 20 runs an `after()`
+ * registered inside a hook as soon as the hook ends, so there the caller
+ * must clean up itself (see fixtures/store.js).
+ */
 function onCleanup(t, fn) {
   if (t && typeof t.after === 'function') {
     let stack = cleanups.get(t)
